@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dcrace: a kprobes race detector for the dcache's RCU path walk.
+ *
+ * Types and the pure helpers (oracle, event ring, knob parser) shared by
+ * the module and its KUnit tests.
+ */
+#ifndef _DCRACE_DCRACE_H
+#define _DCRACE_DCRACE_H
+
+#include <linux/types.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+
+/* What an RCU walk made of a dentry it found; see dcrace_classify(). */
+enum dcrace_verdict {
+	DCRACE_NONE,		/* inode not NULL, or not a verdict we judge */
+	DCRACE_GENUINE_NEGATIVE,/* NULL inode, d_seq unchanged: truly absent */
+	DCRACE_PRUNED_NEGATIVE,	/* NULL inode, d_seq changed, never positive */
+	DCRACE_FALSE_ENOENT,	/* pruned positive dentry reported -ENOENT */
+	DCRACE_CAUGHT,		/* pruned positive dentry, walk got -ECHILD */
+	DCRACE_UNEXPECTED,	/* pruned positive dentry, other result */
+};
+
+/* What the oracle is told about one walk step. */
+struct dcrace_sighting {
+	bool inode_null;	/* d_inode NULL when the step finished */
+	bool seq_changed;	/* d_seq differs from the sampled value */
+	bool was_positive;	/* had an inode when sampled or when killed */
+	int result;		/* the step's errno: 0, -ENOENT, -ECHILD, ... */
+};
+
+enum dcrace_verdict dcrace_classify(const struct dcrace_sighting *s);
+const char *dcrace_verdict_name(enum dcrace_verdict v);
+bool dcrace_verdict_is_race(enum dcrace_verdict v);
+
+#define DCRACE_NAME_LEN		48
+#define DCRACE_STACK_DEPTH	8
+
+/* One race, as kept in the ring and shown in debugfs "events". */
+struct dcrace_event {
+	u64 id;			/* sequence number, from 1 */
+	u64 time_ns;		/* ktime_get_ns() when classified */
+	enum dcrace_verdict verdict;
+	int result;
+	pid_t pid;
+	int cpu;
+	char comm[TASK_COMM_LEN];
+	char name[DCRACE_NAME_LEN];	/* component, NUL-terminated */
+	bool name_truncated;
+	unsigned int seq_sampled;
+	unsigned int seq_current;
+	bool killer_known;
+	pid_t killer_pid;
+	char killer_comm[TASK_COMM_LEN];
+	s64 kill_to_read_ns;	/* walker's check time - kill time */
+	unsigned int nr_stack;
+	unsigned long stack[DCRACE_STACK_DEPTH];
+};
+
+/*
+ * Fixed-size ring of events: the newest are kept, overwritten ones are
+ * counted as lost. Safe from any context (raw spinlock, irqs off).
+ */
+struct dcrace_ring {
+	raw_spinlock_t lock;
+	struct dcrace_event *slots;
+	unsigned int cap;
+	u64 head;		/* events ever pushed; next id is head + 1 */
+	u64 lost;		/* events overwritten before being reset */
+};
+
+void dcrace_ring_init(struct dcrace_ring *r, struct dcrace_event *slots,
+		      unsigned int cap);
+u64 dcrace_ring_push(struct dcrace_ring *r, struct dcrace_event *e);
+void dcrace_ring_reset(struct dcrace_ring *r);
+/* Oldest id still held (0 when empty) and the newest id. */
+void dcrace_ring_bounds(struct dcrace_ring *r, u64 *first, u64 *last,
+			u64 *lost);
+/* Copy event @id out; false if it is no longer (or not yet) held. */
+bool dcrace_ring_get(struct dcrace_ring *r, u64 id, struct dcrace_event *out);
+
+/* Strict knob parsing; 0 or -EINVAL, *out untouched on error. */
+int dcrace_parse_s64(const char *buf, s64 min, s64 max, s64 *out);
+int dcrace_parse_comm(const char *buf, size_t len, char *out, size_t size);
+
+#endif /* _DCRACE_DCRACE_H */

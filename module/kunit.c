@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for dcrace's pure parts: the oracle, the event ring and the
+ * knob parser. Built as dcrace_kunit.ko; the suites run when it is loaded.
+ */
+#include <kunit/test.h>
+#include <linux/errno.h>
+#include <linux/module.h>
+#include <linux/string.h>
+#include <dcrace/dcrace.h>
+
+/* The code under test, compiled into this module as well. */
+#include "oracle.c"
+#include "ring.c"
+#include "knobs.c"
+
+static enum dcrace_verdict classify(bool null, bool changed, bool positive,
+				    int result)
+{
+	struct dcrace_sighting s = {
+		.inode_null = null,
+		.seq_changed = changed,
+		.was_positive = positive,
+		.result = result,
+	};
+
+	return dcrace_classify(&s);
+}
+
+static void oracle_false_enoent(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, classify(true, true, true, -ENOENT),
+			DCRACE_FALSE_ENOENT);
+	KUNIT_EXPECT_TRUE(test, dcrace_verdict_is_race(DCRACE_FALSE_ENOENT));
+}
+
+static void oracle_caught(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, classify(true, true, true, -ECHILD),
+			DCRACE_CAUGHT);
+	KUNIT_EXPECT_TRUE(test, dcrace_verdict_is_race(DCRACE_CAUGHT));
+}
+
+static void oracle_genuine_negative(struct kunit *test)
+{
+	/* Unchanged seq: a real negative dentry, whatever it had before. */
+	KUNIT_EXPECT_EQ(test, classify(true, false, false, -ENOENT),
+			DCRACE_GENUINE_NEGATIVE);
+	KUNIT_EXPECT_EQ(test, classify(true, false, true, -ENOENT),
+			DCRACE_GENUINE_NEGATIVE);
+	KUNIT_EXPECT_FALSE(test,
+			   dcrace_verdict_is_race(DCRACE_GENUINE_NEGATIVE));
+}
+
+static void oracle_pruned_negative_is_no_race(struct kunit *test)
+{
+	/* A pruned negative dentry: seq changed, but its ENOENT is true. */
+	KUNIT_EXPECT_EQ(test, classify(true, true, false, -ENOENT),
+			DCRACE_PRUNED_NEGATIVE);
+	KUNIT_EXPECT_EQ(test, classify(true, true, false, -ECHILD),
+			DCRACE_PRUNED_NEGATIVE);
+	KUNIT_EXPECT_FALSE(test, dcrace_verdict_is_race(DCRACE_PRUNED_NEGATIVE));
+}
+
+static void oracle_positive_inode_is_nothing(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, classify(false, true, true, -ENOENT), DCRACE_NONE);
+	KUNIT_EXPECT_EQ(test, classify(false, false, true, 0), DCRACE_NONE);
+	KUNIT_EXPECT_EQ(test, classify(false, true, true, -ECHILD),
+			DCRACE_NONE);
+}
+
+static void oracle_other_results(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, classify(true, true, true, -ENOTDIR),
+			DCRACE_UNEXPECTED);
+	KUNIT_EXPECT_EQ(test, classify(true, false, true, -ECHILD),
+			DCRACE_NONE);
+	KUNIT_EXPECT_STREQ(test, dcrace_verdict_name(DCRACE_FALSE_ENOENT),
+			   "false_enoent");
+	KUNIT_EXPECT_STREQ(test, dcrace_verdict_name(DCRACE_CAUGHT), "caught");
+}
+
+static struct kunit_case oracle_cases[] = {
+	KUNIT_CASE(oracle_false_enoent),
+	KUNIT_CASE(oracle_caught),
+	KUNIT_CASE(oracle_genuine_negative),
+	KUNIT_CASE(oracle_pruned_negative_is_no_race),
+	KUNIT_CASE(oracle_positive_inode_is_nothing),
+	KUNIT_CASE(oracle_other_results),
+	{}
+};
+
+static struct kunit_suite oracle_suite = {
+	.name = "dcrace_oracle",
+	.test_cases = oracle_cases,
+};
+
+#define RING_CAP 4
+
+/* Static: events are too big for a test's stack frame. */
+static struct dcrace_event slots[RING_CAP];
+
+static void push_n(struct dcrace_ring *r, int n, int base)
+{
+	struct dcrace_event e;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		memset(&e, 0, sizeof(e));
+		e.pid = base + i;
+		dcrace_ring_push(r, &e);
+	}
+}
+
+static void ring_empty(struct kunit *test)
+{
+	struct dcrace_event e;
+	struct dcrace_ring r;
+	u64 first, last, lost;
+
+	dcrace_ring_init(&r, slots, RING_CAP);
+	dcrace_ring_bounds(&r, &first, &last, &lost);
+	KUNIT_EXPECT_EQ(test, first, 0ULL);
+	KUNIT_EXPECT_EQ(test, last, 0ULL);
+	KUNIT_EXPECT_EQ(test, lost, 0ULL);
+	KUNIT_EXPECT_FALSE(test, dcrace_ring_get(&r, 0, &e));
+	KUNIT_EXPECT_FALSE(test, dcrace_ring_get(&r, 1, &e));
+}
+
+static void ring_keeps_in_order(struct kunit *test)
+{
+	struct dcrace_event e;
+	struct dcrace_ring r;
+	u64 first, last, lost;
+
+	dcrace_ring_init(&r, slots, RING_CAP);
+	push_n(&r, 3, 100);
+	dcrace_ring_bounds(&r, &first, &last, &lost);
+	KUNIT_EXPECT_EQ(test, first, 1ULL);
+	KUNIT_EXPECT_EQ(test, last, 3ULL);
+	KUNIT_EXPECT_EQ(test, lost, 0ULL);
+	KUNIT_ASSERT_TRUE(test, dcrace_ring_get(&r, 2, &e));
+	KUNIT_EXPECT_EQ(test, e.pid, 101);
+	KUNIT_EXPECT_EQ(test, e.id, 2ULL);
+}
+
+static void ring_overflow_keeps_newest(struct kunit *test)
+{
+	struct dcrace_event e;
+	struct dcrace_ring r;
+	u64 first, last, lost;
+
+	dcrace_ring_init(&r, slots, RING_CAP);
+	push_n(&r, RING_CAP + 3, 0);
+	dcrace_ring_bounds(&r, &first, &last, &lost);
+	KUNIT_EXPECT_EQ(test, last, (u64)RING_CAP + 3);
+	KUNIT_EXPECT_EQ(test, first, 4ULL);
+	KUNIT_EXPECT_EQ(test, lost, 3ULL);
+	KUNIT_EXPECT_FALSE(test, dcrace_ring_get(&r, 3, &e));
+	KUNIT_ASSERT_TRUE(test, dcrace_ring_get(&r, 4, &e));
+	KUNIT_EXPECT_EQ(test, e.pid, 3);
+	KUNIT_ASSERT_TRUE(test, dcrace_ring_get(&r, RING_CAP + 3, &e));
+	KUNIT_EXPECT_EQ(test, e.pid, RING_CAP + 2);
+	KUNIT_EXPECT_FALSE(test, dcrace_ring_get(&r, RING_CAP + 4, &e));
+}
+
+static void ring_reset(struct kunit *test)
+{
+	struct dcrace_event e;
+	struct dcrace_ring r;
+	u64 first, last, lost;
+
+	dcrace_ring_init(&r, slots, RING_CAP);
+	push_n(&r, RING_CAP * 2, 0);
+	dcrace_ring_reset(&r);
+	dcrace_ring_bounds(&r, &first, &last, &lost);
+	KUNIT_EXPECT_EQ(test, last, 0ULL);
+	KUNIT_EXPECT_EQ(test, lost, 0ULL);
+	KUNIT_EXPECT_FALSE(test, dcrace_ring_get(&r, 1, &e));
+	push_n(&r, 1, 7);
+	KUNIT_ASSERT_TRUE(test, dcrace_ring_get(&r, 1, &e));
+	KUNIT_EXPECT_EQ(test, e.pid, 7);
+}
+
+static struct kunit_case ring_cases[] = {
+	KUNIT_CASE(ring_empty),
+	KUNIT_CASE(ring_keeps_in_order),
+	KUNIT_CASE(ring_overflow_keeps_newest),
+	KUNIT_CASE(ring_reset),
+	{}
+};
+
+static struct kunit_suite ring_suite = {
+	.name = "dcrace_ring",
+	.test_cases = ring_cases,
+};
+
+static void knob_accepts_valid(struct kunit *test)
+{
+	s64 v = 42;
+
+	KUNIT_EXPECT_EQ(test, dcrace_parse_s64("7", 0, 10, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 7LL);
+	KUNIT_EXPECT_EQ(test, dcrace_parse_s64("10\n", 0, 10, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 10LL);
+	KUNIT_EXPECT_EQ(test, dcrace_parse_s64("-1", -1, 5, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, -1LL);
+}
+
+static void knob_rejects_bad(struct kunit *test)
+{
+	static const char * const bad[] = {
+		"", "\n", " 1", "1 ", "1\n\n", "x", "0x10", "1.5", "11", "-2",
+		"18446744073709551616", "9223372036854775808", "--1", "1x",
+	};
+	unsigned int i;
+	s64 v = 42;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, dcrace_parse_s64(bad[i], -1, 10, &v),
+				    -EINVAL, "input \"%s\"", bad[i]);
+		KUNIT_EXPECT_EQ(test, v, 42LL);
+	}
+	KUNIT_EXPECT_EQ(test, dcrace_parse_s64(NULL, 0, 1, &v), -EINVAL);
+}
+
+static void knob_comm(struct kunit *test)
+{
+	char out[16] = "keep";
+
+	KUNIT_EXPECT_EQ(test, dcrace_parse_comm("dcr-walk\n", 9, out,
+						sizeof(out)), 0);
+	KUNIT_EXPECT_STREQ(test, out, "dcr-walk");
+	KUNIT_EXPECT_EQ(test, dcrace_parse_comm("\n", 1, out, sizeof(out)), 0);
+	KUNIT_EXPECT_STREQ(test, out, "");
+	strscpy(out, "keep", sizeof(out));
+	KUNIT_EXPECT_EQ(test, dcrace_parse_comm("a b", 3, out, sizeof(out)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, dcrace_parse_comm("0123456789abcdef", 16, out,
+						sizeof(out)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, dcrace_parse_comm("a\tb", 3, out, sizeof(out)),
+			-EINVAL);
+	KUNIT_EXPECT_STREQ(test, out, "keep");
+}
+
+static struct kunit_case knob_cases[] = {
+	KUNIT_CASE(knob_accepts_valid),
+	KUNIT_CASE(knob_rejects_bad),
+	KUNIT_CASE(knob_comm),
+	{}
+};
+
+static struct kunit_suite knob_suite = {
+	.name = "dcrace_knobs",
+	.test_cases = knob_cases,
+};
+
+kunit_test_suites(&oracle_suite, &ring_suite, &knob_suite);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("KUnit tests for dcrace");

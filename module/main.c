@@ -1,0 +1,951 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dcrace: a kprobes race detector for the dcache's RCU path walk.
+ *
+ * It records every case where an RCU walk sees a NULL inode on a dentry
+ * whose d_seq changed since __d_lookup_rcu() sampled it, says whether the
+ * kernel turned it into a false ENOENT (the 2011 bug) or caught it with
+ * -ECHILD (the fix), and who pruned the dentry. See docs/design.md.
+ *
+ * Probes:
+ *   walk_component  kretprobe  one walk step; its return value is the verdict
+ *   lookup_fast     kprobe     the RCU lookup of one component (do_lookup)
+ *   __d_lookup_rcu  kretprobe  the dentry found and the d_seq it sampled
+ *   step_into       kprobe     where 6.1 reads d_inode after the seq check
+ *   __dentry_kill   kprobe     who pruned which dentry, and when
+ *
+ * Lifetime rule: a dentry pointer sampled by the __d_lookup_rcu probe is
+ * dereferenced only in the walk_component return handler of the same
+ * step, and only while the walk is still in RCU mode (LOOKUP_RCU set),
+ * i.e. inside the RCU read-side section in which it was found. Pointers
+ * from the kill probe are compared, never dereferenced later.
+ */
+#define pr_fmt(fmt) "dcrace: " fmt
+
+#include <linux/atomic.h>
+#include <linux/dcache.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/err.h>
+#include <linux/hash.h>
+#include <linux/kprobes.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/namei.h>
+#include <linux/path.h>
+#include <linux/percpu.h>
+#include <linux/random.h>
+#include <linux/ratelimit.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <dcrace/dcrace.h>
+
+/*
+ * The leading fields of fs/namei.c's struct nameidata, identical in every
+ * 6.1.y (and Debian's 6.1.0-*). Only these are read.
+ */
+struct dcrace_nd_head {
+	struct path path;
+	struct qstr last;
+	struct path root;
+	struct inode *inode;
+	unsigned int flags, state;
+	unsigned int seq, next_seq, m_seq, r_seq;
+};
+
+/* ---- counters ---------------------------------------------------------- */
+
+enum dcrace_counter {
+	C_WALKS,
+	C_RCU_LOOKUPS,
+	C_NULL_INODE,
+	C_FALSE_ENOENT,
+	C_CAUGHT,
+	C_GENUINE_NEG,
+	C_PRUNED_NEG,
+	C_UNEXPECTED,
+	C_PRUNES,
+	C_INJECTED,
+	C_NOT_RCU,
+	C_SLOTS_FULL,
+	NR_COUNTERS
+};
+
+static const char * const counter_names[NR_COUNTERS] = {
+	[C_WALKS] = "walk_steps",
+	[C_RCU_LOOKUPS] = "rcu_lookups",
+	[C_NULL_INODE] = "null_inode_seen",
+	[C_FALSE_ENOENT] = "false_enoent",
+	[C_CAUGHT] = "caught",
+	[C_GENUINE_NEG] = "genuine_negative",
+	[C_PRUNED_NEG] = "pruned_negative",
+	[C_UNEXPECTED] = "unexpected",
+	[C_PRUNES] = "prunes",
+	[C_INJECTED] = "injected_delays",
+	[C_NOT_RCU] = "left_rcu_unjudged",
+	[C_SLOTS_FULL] = "task_slots_full",
+};
+
+enum dcrace_probe_id { P_WALK, P_LOOKUP, P_RCU, P_STEP, P_KILL, NR_PROBES };
+
+struct dcrace_pcpu {
+	u64 c[NR_COUNTERS];
+	u64 hits[NR_PROBES];
+};
+
+static DEFINE_PER_CPU(struct dcrace_pcpu, dcrace_pcpu);
+
+static inline void cnt_inc(enum dcrace_counter c)
+{
+	this_cpu_inc(dcrace_pcpu.c[c]);
+}
+
+static inline void hit(enum dcrace_probe_id p)
+{
+	this_cpu_inc(dcrace_pcpu.hits[p]);
+}
+
+static u64 cnt_sum(enum dcrace_counter c)
+{
+	u64 s = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		s += per_cpu(dcrace_pcpu, cpu).c[c];
+	return s;
+}
+
+static u64 hits_sum(enum dcrace_probe_id p)
+{
+	u64 s = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		s += per_cpu(dcrace_pcpu, cpu).hits[p];
+	return s;
+}
+
+/* ---- knobs --------------------------------------------------------------- */
+
+struct dcrace_knob {
+	const char *name;
+	s64 min, max;
+	atomic64_t val;
+};
+
+enum { K_ENABLED, K_DELAY_US, K_PROBABILITY, K_INTERVAL, K_TIMES, K_VERBOSE,
+       NR_KNOBS };
+
+static struct dcrace_knob knobs[NR_KNOBS] = {
+	[K_ENABLED] = { "enabled", 0, 1, ATOMIC64_INIT(1) },
+	[K_DELAY_US] = { "delay_us", 0, 10000, ATOMIC64_INIT(0) },
+	[K_PROBABILITY] = { "probability", 0, 100, ATOMIC64_INIT(100) },
+	[K_INTERVAL] = { "interval", 1, INT_MAX, ATOMIC64_INIT(1) },
+	[K_TIMES] = { "times", -1, INT_MAX, ATOMIC64_INIT(-1) },
+	[K_VERBOSE] = { "verbose", 0, 1, ATOMIC64_INIT(0) },
+};
+
+static inline s64 knob(int k)
+{
+	return atomic64_read(&knobs[k].val);
+}
+
+static char inject_comm[TASK_COMM_LEN];
+static DEFINE_SPINLOCK(comm_lock);	/* writers of inject_comm */
+static atomic64_t inject_count;		/* eligible lookups, for interval */
+
+static int knob_set(struct dcrace_knob *k, const char *buf)
+{
+	s64 v;
+	int ret = dcrace_parse_s64(buf, k->min, k->max, &v);
+
+	if (ret)
+		return ret;
+	atomic64_set(&k->val, v);
+	return 0;
+}
+
+/* ---- per-task walk state -------------------------------------------------- */
+
+#define DCRACE_SLOT_BITS	8
+#define DCRACE_SLOTS		(1U << DCRACE_SLOT_BITS)
+#define DCRACE_SLOT_PROBE	16
+
+/* Owned by one task between walk_component entry and return. */
+struct dcrace_slot {
+	struct task_struct *owner;
+	struct dentry *dentry;	/* see the lifetime rule at the top */
+	u64 sample_ns;
+	unsigned int seq;
+	bool valid;
+	bool positive;
+};
+
+static struct dcrace_slot slots[DCRACE_SLOTS];
+
+static struct dcrace_slot *slot_find(struct task_struct *t)
+{
+	unsigned int h = hash_ptr(t, DCRACE_SLOT_BITS), i;
+
+	for (i = 0; i < DCRACE_SLOT_PROBE; i++) {
+		struct dcrace_slot *s = &slots[(h + i) % DCRACE_SLOTS];
+
+		if (READ_ONCE(s->owner) == t)
+			return s;
+	}
+	return NULL;
+}
+
+static struct dcrace_slot *slot_claim(struct task_struct *t)
+{
+	unsigned int h = hash_ptr(t, DCRACE_SLOT_BITS), i;
+	struct dcrace_slot *s = slot_find(t);
+
+	if (s)
+		return s;
+	for (i = 0; i < DCRACE_SLOT_PROBE; i++) {
+		s = &slots[(h + i) % DCRACE_SLOTS];
+		if (!READ_ONCE(s->owner) && !cmpxchg(&s->owner, NULL, t))
+			return s;
+	}
+	return NULL;
+}
+
+static void slot_release(struct dcrace_slot *s)
+{
+	s->valid = false;
+	s->dentry = NULL;
+	smp_store_release(&s->owner, NULL);
+}
+
+/* ---- the pruner's record ---------------------------------------------- */
+
+#define DCRACE_KILLS	1024
+
+struct dcrace_kill {
+	const void *dentry;	/* compared only, never dereferenced */
+	u64 time_ns;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	bool positive;
+};
+
+static struct {
+	raw_spinlock_t lock;
+	u64 head;
+	struct dcrace_kill e[DCRACE_KILLS];
+} kills = { .lock = __RAW_SPIN_LOCK_UNLOCKED(kills.lock) };
+
+/* Newest kill of @dentry at or after @since_ns; false if none. */
+static bool kill_find(const void *dentry, u64 since_ns, struct dcrace_kill *out)
+{
+	unsigned long flags;
+	bool found = false;
+	u64 i, n;
+
+	raw_spin_lock_irqsave(&kills.lock, flags);
+	n = min_t(u64, kills.head, DCRACE_KILLS);
+	for (i = 0; i < n; i++) {
+		struct dcrace_kill *k = &kills.e[(kills.head - 1 - i) %
+						 DCRACE_KILLS];
+
+		if (k->dentry == dentry && k->time_ns >= since_ns) {
+			*out = *k;
+			found = true;
+			break;
+		}
+	}
+	raw_spin_unlock_irqrestore(&kills.lock, flags);
+	return found;
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+#define DCRACE_EVENTS	64
+
+static struct dcrace_event event_slots[DCRACE_EVENTS];
+static struct dcrace_ring events;
+static DEFINE_RATELIMIT_STATE(report_rs, 5 * HZ, 10);
+
+static void copy_name(char *dst, size_t size, const unsigned char *src,
+		      unsigned int len, bool *truncated)
+{
+	unsigned int i, n = min_t(unsigned int, len, size - 1);
+
+	for (i = 0; i < n; i++)
+		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
+	dst[n] = '\0';
+	*truncated = len > n;
+}
+
+static void report(const struct dcrace_event *e)
+{
+	unsigned int i;
+
+	if (!__ratelimit(&report_rs))
+		return;
+	pr_err("==================================================================\n");
+	if (e->verdict == DCRACE_FALSE_ENOENT)
+		pr_err("BUG: dcrace: false ENOENT in rcu-walk\n");
+	else
+		pr_err("dcrace: race caught (%s)\n", dcrace_verdict_name(e->verdict));
+	pr_err("walker: pid=%d comm=%s cpu=%d component=\"%s\"%s\n", e->pid,
+	       e->comm, e->cpu, e->name, e->name_truncated ? "..." : "");
+	pr_err("d_seq: sampled=%u current=%u, d_inode NULL, step returned %d\n",
+	       e->seq_sampled, e->seq_current, e->result);
+	if (e->killer_known)
+		pr_err("pruned by: pid=%d comm=%s, %lld ns before the walker's check\n",
+		       e->killer_pid, e->killer_comm, e->kill_to_read_ns);
+	else
+		pr_err("pruned by: unknown (no __dentry_kill record)\n");
+	for (i = 0; i < e->nr_stack; i++)
+		pr_err(" %pS\n", (void *)e->stack[i]);
+	pr_err("==================================================================\n");
+}
+
+/* ---- injection ----------------------------------------------------------- */
+
+static bool comm_matches(void)
+{
+	char want[TASK_COMM_LEN];
+	unsigned long flags;
+
+	spin_lock_irqsave(&comm_lock, flags);
+	memcpy(want, inject_comm, sizeof(want));
+	spin_unlock_irqrestore(&comm_lock, flags);
+	return !want[0] || !strncmp(current->comm, want, TASK_COMM_LEN);
+}
+
+static void maybe_inject(void)
+{
+	s64 delay = knob(K_DELAY_US), interval, prob;
+
+	if (!delay || !knob(K_TIMES) || !comm_matches())
+		return;
+	interval = knob(K_INTERVAL);
+	if (interval > 1 && atomic64_inc_return(&inject_count) % interval)
+		return;
+	prob = knob(K_PROBABILITY);
+	if (prob < 100 && get_random_u32_below(100) >= prob)
+		return;
+	if (knob(K_TIMES) > 0 &&
+	    atomic64_dec_if_positive(&knobs[K_TIMES].val) < 0)
+		return;
+	cnt_inc(C_INJECTED);
+	/* Busy-wait: probe handlers must not sleep. */
+	while (delay > 1000) {
+		mdelay(1);
+		delay -= 1000;
+	}
+	udelay(delay);
+}
+
+/* ---- probes ---------------------------------------------------------------- */
+
+struct walk_data {
+	struct dcrace_slot *slot;
+	struct dcrace_nd_head *nd;
+};
+
+struct rcu_data {
+	struct dcrace_slot *slot;
+	unsigned int *seqp;
+};
+
+static int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct walk_data *d = (struct walk_data *)ri->data;
+
+	hit(P_WALK);
+	if (!knob(K_ENABLED))
+		return 1;
+	d->slot = slot_claim(current);
+	if (!d->slot) {
+		cnt_inc(C_SLOTS_FULL);
+		return 1;
+	}
+	d->slot->valid = false;
+	d->nd = (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0);
+	cnt_inc(C_WALKS);
+	return 0;
+}
+
+static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
+{
+	struct dentry *dentry = s->dentry;
+	struct dcrace_sighting sg = { .result = (int)ret };
+	struct dcrace_kill k;
+	struct dcrace_event e;
+	enum dcrace_verdict v;
+	unsigned int cur;
+	bool killed;
+	u64 now;
+
+	/* Still in the RCU read-side section in which @dentry was found. */
+	sg.inode_null = !READ_ONCE(dentry->d_inode);
+	if (!sg.inode_null)
+		return;
+	cnt_inc(C_NULL_INODE);
+	cur = raw_read_seqcount(&dentry->d_seq);
+	sg.seq_changed = cur != s->seq;
+	now = ktime_get_ns();
+	killed = kill_find(dentry, s->sample_ns - NSEC_PER_MSEC, &k);
+	sg.was_positive = s->positive || (killed && k.positive);
+	v = dcrace_classify(&sg);
+	switch (v) {
+	case DCRACE_GENUINE_NEGATIVE:
+		cnt_inc(C_GENUINE_NEG);
+		return;
+	case DCRACE_PRUNED_NEGATIVE:
+		cnt_inc(C_PRUNED_NEG);
+		return;
+	case DCRACE_FALSE_ENOENT:
+		cnt_inc(C_FALSE_ENOENT);
+		break;
+	case DCRACE_CAUGHT:
+		cnt_inc(C_CAUGHT);
+		break;
+	case DCRACE_UNEXPECTED:
+		cnt_inc(C_UNEXPECTED);
+		break;
+	case DCRACE_NONE:
+		return;
+	}
+
+	memset(&e, 0, sizeof(e));
+	e.time_ns = now;
+	e.verdict = v;
+	e.result = (int)ret;
+	e.pid = task_pid_nr(current);
+	e.cpu = raw_smp_processor_id();
+	get_task_comm(e.comm, current);
+	copy_name(e.name, sizeof(e.name), nd->last.name, nd->last.len,
+		  &e.name_truncated);
+	e.seq_sampled = s->seq;
+	e.seq_current = cur;
+	if (killed) {
+		e.killer_known = true;
+		e.killer_pid = k.pid;
+		memcpy(e.killer_comm, k.comm, sizeof(e.killer_comm));
+		e.kill_to_read_ns = (s64)(now - k.time_ns);
+	}
+	e.nr_stack = stack_trace_save(e.stack, DCRACE_STACK_DEPTH, 0);
+	dcrace_ring_push(&events, &e);
+	if (knob(K_VERBOSE))
+		report(&e);
+}
+
+static int walk_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct walk_data *d = (struct walk_data *)ri->data;
+	struct dcrace_slot *s = d->slot;
+	long ret = (long)regs_return_value(regs);
+
+	if (s->valid && (ret == -ENOENT || ret == -ECHILD)) {
+		if (READ_ONCE(d->nd->flags) & LOOKUP_RCU)
+			judge(s, d->nd, ret);
+		else
+			cnt_inc(C_NOT_RCU);
+	}
+	slot_release(s);
+	return 0;
+}
+
+static int rcu_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct rcu_data *d = (struct rcu_data *)ri->data;
+
+	hit(P_RCU);
+	if (!knob(K_ENABLED))
+		return 1;
+	d->slot = slot_find(current);
+	if (!d->slot)
+		return 1;
+	d->seqp = (unsigned int *)regs_get_kernel_argument(regs, 2);
+	return 0;
+}
+
+static int rcu_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct rcu_data *d = (struct rcu_data *)ri->data;
+	struct dentry *dentry = (struct dentry *)regs_return_value(regs);
+	struct dcrace_slot *s = d->slot;
+
+	cnt_inc(C_RCU_LOOKUPS);
+	if (!dentry || READ_ONCE(s->owner) != current)
+		return 0;
+	s->seq = READ_ONCE(*d->seqp);
+	s->positive = !!READ_ONCE(dentry->d_inode);
+	s->dentry = dentry;
+	s->sample_ns = ktime_get_ns();
+	s->valid = true;
+	/* The window: d_seq sampled, d_inode not yet read by the walker. */
+	maybe_inject();
+	return 0;
+}
+
+static int lookup_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	hit(P_LOOKUP);
+	return 0;
+}
+
+static int step_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	hit(P_STEP);
+	return 0;
+}
+
+static int kill_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct dentry *dentry = (struct dentry *)regs_get_kernel_argument(regs, 0);
+	struct dcrace_kill *k;
+	unsigned long flags;
+
+	hit(P_KILL);
+	if (!knob(K_ENABLED))
+		return 0;
+	cnt_inc(C_PRUNES);
+	raw_spin_lock_irqsave(&kills.lock, flags);
+	k = &kills.e[kills.head++ % DCRACE_KILLS];
+	k->dentry = dentry;
+	k->time_ns = ktime_get_ns();
+	k->pid = task_pid_nr(current);
+	memcpy(k->comm, current->comm, sizeof(k->comm));
+	/* The caller holds dentry->d_lock: the dentry is alive here. */
+	k->positive = !!READ_ONCE(dentry->d_inode);
+	raw_spin_unlock_irqrestore(&kills.lock, flags);
+	return 0;
+}
+
+static struct kretprobe walk_rp, rcu_rp;
+static struct kprobe lookup_kp, step_kp, kill_kp;
+
+struct dcrace_probe {
+	const char *name;
+	const char * const syms[3];
+	bool is_ret;
+	bool required;
+	struct kretprobe *rp;
+	struct kprobe *kp;
+	const char *sym;	/* the symbol armed, NULL when missing */
+	int err;
+};
+
+static struct dcrace_probe probes[NR_PROBES] = {
+	[P_WALK] = { "walk_component", { "walk_component" }, true, true,
+		     &walk_rp, NULL },
+	[P_LOOKUP] = { "do_lookup", { "lookup_fast", "do_lookup" }, false,
+		       false, NULL, &lookup_kp },
+	[P_RCU] = { "rcu_lookup", { "__d_lookup_rcu" }, true, true, &rcu_rp,
+		    NULL },
+	[P_STEP] = { "step_into", { "step_into" }, false, false, NULL,
+		     &step_kp },
+	[P_KILL] = { "dentry_kill", { "dentry_kill", "__dentry_kill" }, false,
+		     false, NULL, &kill_kp },
+};
+
+static void probe_setup(enum dcrace_probe_id id, const char *sym)
+{
+	struct dcrace_probe *p = &probes[id];
+
+	if (p->is_ret) {
+		memset(p->rp, 0, sizeof(*p->rp));
+		p->rp->kp.symbol_name = sym;
+		p->rp->maxactive = 512;
+		if (id == P_WALK) {
+			p->rp->entry_handler = walk_entry;
+			p->rp->handler = walk_ret;
+			p->rp->data_size = sizeof(struct walk_data);
+		} else {
+			p->rp->entry_handler = rcu_entry;
+			p->rp->handler = rcu_ret;
+			p->rp->data_size = sizeof(struct rcu_data);
+		}
+		return;
+	}
+	memset(p->kp, 0, sizeof(*p->kp));
+	p->kp->symbol_name = sym;
+	p->kp->pre_handler = id == P_LOOKUP ? lookup_pre :
+			     id == P_STEP ? step_pre : kill_pre;
+}
+
+static int probe_arm(enum dcrace_probe_id id)
+{
+	struct dcrace_probe *p = &probes[id];
+	unsigned int i;
+	int err = -ENOENT;
+
+	for (i = 0; i < ARRAY_SIZE(p->syms) && p->syms[i]; i++) {
+		probe_setup(id, p->syms[i]);
+		err = p->is_ret ? register_kretprobe(p->rp) :
+				  register_kprobe(p->kp);
+		if (!err) {
+			p->sym = p->syms[i];
+			return 0;
+		}
+	}
+	p->err = err;
+	return err;
+}
+
+static void probe_disarm(enum dcrace_probe_id id)
+{
+	struct dcrace_probe *p = &probes[id];
+
+	if (!p->sym)
+		return;
+	if (p->is_ret)
+		unregister_kretprobe(p->rp);
+	else
+		unregister_kprobe(p->kp);
+	p->sym = NULL;
+}
+
+/* ---- debugfs ------------------------------------------------------------- */
+
+static struct dentry *dbg_dir;
+
+static void reset_all(void)
+{
+	unsigned long flags;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct dcrace_pcpu *pc = per_cpu_ptr(&dcrace_pcpu, cpu);
+
+		memset(pc->c, 0, sizeof(pc->c));
+	}
+	dcrace_ring_reset(&events);
+	raw_spin_lock_irqsave(&kills.lock, flags);
+	kills.head = 0;
+	memset(kills.e, 0, sizeof(kills.e));
+	raw_spin_unlock_irqrestore(&kills.lock, flags);
+}
+
+static int stats_show(struct seq_file *m, void *v)
+{
+	u64 first, last, lost;
+	int i;
+
+	dcrace_ring_bounds(&events, &first, &last, &lost);
+	seq_printf(m, "enabled: %lld\n", knob(K_ENABLED));
+	for (i = 0; i < NR_COUNTERS; i++)
+		seq_printf(m, "%s: %llu\n", counter_names[i], cnt_sum(i));
+	seq_printf(m, "events: %llu\n", last);
+	seq_printf(m, "events_lost: %llu\n", lost);
+	seq_printf(m, "kretprobe_missed: %d\n",
+		   (probes[P_WALK].sym ? walk_rp.nmissed : 0) +
+		   (probes[P_RCU].sym ? rcu_rp.nmissed : 0));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(stats);
+
+static int probes_show(struct seq_file *m, void *v)
+{
+	int i;
+
+	seq_puts(m, "# name symbol kind state hits\n");
+	for (i = 0; i < NR_PROBES; i++) {
+		const struct dcrace_probe *p = &probes[i];
+
+		seq_printf(m, "%s %s %s %s %llu\n", p->name,
+			   p->sym ? p->sym : p->syms[0],
+			   p->is_ret ? "kretprobe" : "kprobe",
+			   p->sym ? "armed" : "missing", hits_sum(i));
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(probes);
+
+static int events_show(struct seq_file *m, void *v)
+{
+	struct dcrace_event e;
+	u64 first, last, lost, id;
+	unsigned int i;
+
+	dcrace_ring_bounds(&events, &first, &last, &lost);
+	for (id = first; id && id <= last; id++) {
+		if (!dcrace_ring_get(&events, id, &e))
+			continue;
+		seq_printf(m, "event: %llu\n", e.id);
+		seq_printf(m, "type: %s\n", dcrace_verdict_name(e.verdict));
+		seq_printf(m, "time_ns: %llu\n", e.time_ns);
+		seq_printf(m, "walker: pid=%d comm=%s cpu=%d\n", e.pid, e.comm,
+			   e.cpu);
+		seq_printf(m, "component: %s%s\n", e.name,
+			   e.name_truncated ? "..." : "");
+		seq_printf(m, "d_seq: sampled=%u current=%u\n", e.seq_sampled,
+			   e.seq_current);
+		seq_printf(m, "result: %d\n", e.result);
+		if (e.killer_known)
+			seq_printf(m, "killer: pid=%d comm=%s kill_to_read_ns=%lld\n",
+				   e.killer_pid, e.killer_comm,
+				   e.kill_to_read_ns);
+		else
+			seq_puts(m, "killer: unknown\n");
+		seq_puts(m, "stack:\n");
+		for (i = 0; i < e.nr_stack; i++)
+			seq_printf(m, "  %pS\n", (void *)e.stack[i]);
+		seq_puts(m, "\n");
+	}
+	return 0;
+}
+
+static int events_open(struct inode *inode, struct file *file)
+{
+	return single_open_size(file, events_show, NULL,
+				DCRACE_EVENTS * 1024);
+}
+
+static const struct file_operations events_fops = {
+	.owner = THIS_MODULE,
+	.open = events_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* Copy one whole, fresh write into @buf; partial writes are refused. */
+static int get_write(const char __user *ubuf, size_t len, loff_t *ppos,
+		     char *buf, size_t size)
+{
+	if (*ppos || !len || len >= size)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	return 0;
+}
+
+static ssize_t knob_write(struct file *file, const char __user *ubuf,
+			  size_t len, loff_t *ppos)
+{
+	struct dcrace_knob *k = file_inode(file)->i_private;
+	char buf[32];
+	int ret = get_write(ubuf, len, ppos, buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	ret = knob_set(k, buf);
+	if (ret)
+		return ret;
+	*ppos += len;
+	return len;
+}
+
+static ssize_t knob_read(struct file *file, char __user *ubuf, size_t len,
+			 loff_t *ppos)
+{
+	struct dcrace_knob *k = file_inode(file)->i_private;
+	char buf[32];
+	int n = scnprintf(buf, sizeof(buf), "%lld\n",
+			  (long long)atomic64_read(&k->val));
+
+	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
+}
+
+static const struct file_operations knob_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = knob_read,
+	.write = knob_write,
+	.llseek = default_llseek,
+};
+
+static ssize_t reset_write(struct file *file, const char __user *ubuf,
+			   size_t len, loff_t *ppos)
+{
+	char buf[8];
+	s64 v;
+	int ret = get_write(ubuf, len, ppos, buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	if (dcrace_parse_s64(buf, 1, 1, &v))
+		return -EINVAL;
+	reset_all();
+	*ppos += len;
+	return len;
+}
+
+static const struct file_operations reset_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = reset_write,
+	.llseek = noop_llseek,
+};
+
+static ssize_t comm_write(struct file *file, const char __user *ubuf,
+			  size_t len, loff_t *ppos)
+{
+	char buf[TASK_COMM_LEN + 2], val[TASK_COMM_LEN];
+	unsigned long flags;
+	int ret;
+
+	if (*ppos || len >= sizeof(buf))
+		return -EINVAL;
+	if (len && copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	ret = dcrace_parse_comm(buf, len, val, sizeof(val));
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&comm_lock, flags);
+	memcpy(inject_comm, val, sizeof(inject_comm));
+	spin_unlock_irqrestore(&comm_lock, flags);
+	*ppos += len;
+	return len;
+}
+
+static ssize_t comm_read(struct file *file, char __user *ubuf, size_t len,
+			 loff_t *ppos)
+{
+	char buf[TASK_COMM_LEN + 1];
+	unsigned long flags;
+	int n;
+
+	spin_lock_irqsave(&comm_lock, flags);
+	n = scnprintf(buf, sizeof(buf), "%s\n", inject_comm);
+	spin_unlock_irqrestore(&comm_lock, flags);
+	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
+}
+
+static const struct file_operations comm_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = comm_read,
+	.write = comm_write,
+	.llseek = default_llseek,
+};
+
+static void debugfs_setup(void)
+{
+	struct dentry *inj;
+
+	dbg_dir = debugfs_create_dir("dcrace", NULL);
+	debugfs_create_file("stats", 0400, dbg_dir, NULL, &stats_fops);
+	debugfs_create_file("events", 0400, dbg_dir, NULL, &events_fops);
+	debugfs_create_file("probes", 0400, dbg_dir, NULL, &probes_fops);
+	debugfs_create_file("enabled", 0600, dbg_dir, &knobs[K_ENABLED],
+			    &knob_fops);
+	debugfs_create_file("reset", 0200, dbg_dir, NULL, &reset_fops);
+	inj = debugfs_create_dir("inject", dbg_dir);
+	debugfs_create_file("delay_us", 0600, inj, &knobs[K_DELAY_US],
+			    &knob_fops);
+	debugfs_create_file("probability", 0600, inj, &knobs[K_PROBABILITY],
+			    &knob_fops);
+	debugfs_create_file("interval", 0600, inj, &knobs[K_INTERVAL],
+			    &knob_fops);
+	debugfs_create_file("times", 0600, inj, &knobs[K_TIMES], &knob_fops);
+	debugfs_create_file("verbose", 0600, inj, &knobs[K_VERBOSE],
+			    &knob_fops);
+	debugfs_create_file("comm", 0600, inj, NULL, &comm_fops);
+}
+
+/* ---- module parameters (same strict parsers) ------------------------------ */
+
+static int param_knob_set(const char *val, const struct kernel_param *kp)
+{
+	return knob_set(kp->arg, val);
+}
+
+static int param_knob_get(char *buf, const struct kernel_param *kp)
+{
+	struct dcrace_knob *k = kp->arg;
+
+	return sysfs_emit(buf, "%lld\n", (long long)atomic64_read(&k->val));
+}
+
+static const struct kernel_param_ops knob_param_ops = {
+	.set = param_knob_set,
+	.get = param_knob_get,
+};
+
+static int param_comm_set(const char *val, const struct kernel_param *kp)
+{
+	return dcrace_parse_comm(val, strlen(val), inject_comm,
+				 sizeof(inject_comm));
+}
+
+static int param_comm_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", inject_comm);
+}
+
+static const struct kernel_param_ops comm_param_ops = {
+	.set = param_comm_set,
+	.get = param_comm_get,
+};
+
+module_param_cb(enabled, &knob_param_ops, &knobs[K_ENABLED], 0444);
+MODULE_PARM_DESC(enabled, "record races (0/1, default 1)");
+module_param_cb(delay_us, &knob_param_ops, &knobs[K_DELAY_US], 0444);
+MODULE_PARM_DESC(delay_us, "busy-wait in the race window, us (0-10000, default 0)");
+module_param_cb(probability, &knob_param_ops, &knobs[K_PROBABILITY], 0444);
+MODULE_PARM_DESC(probability, "percent of eligible lookups delayed (0-100, default 100)");
+module_param_cb(interval, &knob_param_ops, &knobs[K_INTERVAL], 0444);
+MODULE_PARM_DESC(interval, "delay only every Nth eligible lookup (default 1)");
+module_param_cb(times, &knob_param_ops, &knobs[K_TIMES], 0444);
+MODULE_PARM_DESC(times, "delays left, -1 unlimited (default -1)");
+module_param_cb(verbose, &knob_param_ops, &knobs[K_VERBOSE], 0444);
+MODULE_PARM_DESC(verbose, "print a report to dmesg per race (0/1, default 0)");
+module_param_cb(comm, &comm_param_ops, NULL, 0444);
+MODULE_PARM_DESC(comm, "delay only tasks with this comm (default: all)");
+
+/* ---- init/exit ----------------------------------------------------------- */
+
+static void disarm_all(void)
+{
+	int i;
+
+	for (i = NR_PROBES - 1; i >= 0; i--)
+		probe_disarm(i);
+}
+
+static int __init dcrace_init(void)
+{
+	int i, err;
+
+	dcrace_ring_init(&events, event_slots, DCRACE_EVENTS);
+	for (i = 0; i < NR_PROBES; i++) {
+		err = probe_arm(i);
+		if (!err)
+			continue;
+		if (probes[i].required) {
+			pr_err("cannot work: no probe for %s (tried %s%s%s, error %d)\n",
+			       probes[i].name, probes[i].syms[0],
+			       probes[i].syms[1] ? ", " : "",
+			       probes[i].syms[1] ? probes[i].syms[1] : "", err);
+			disarm_all();
+			return err;
+		}
+		pr_warn("probe %s missing (tried %s%s%s, error %d); continuing without it\n",
+			probes[i].name, probes[i].syms[0],
+			probes[i].syms[1] ? ", " : "",
+			probes[i].syms[1] ? probes[i].syms[1] : "", err);
+	}
+	debugfs_setup();
+	pr_info("loaded: walk_component=%s lookup=%s rcu=%s step=%s kill=%s\n",
+		probes[P_WALK].sym ?: "missing", probes[P_LOOKUP].sym ?: "missing",
+		probes[P_RCU].sym ?: "missing", probes[P_STEP].sym ?: "missing",
+		probes[P_KILL].sym ?: "missing");
+	return 0;
+}
+
+static void __exit dcrace_exit(void)
+{
+	debugfs_remove(dbg_dir);
+	disarm_all();
+	pr_info("unloaded\n");
+}
+
+module_init(dcrace_init);
+module_exit(dcrace_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("dcrace: race detector for the dcache RCU path walk");
+MODULE_AUTHOR("dcrace developers");

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dcrace oracle: classify what an RCU walk step made of a NULL inode.
+ *
+ * A NULL d_inode seen in RCU mode means one of two things: the dentry is
+ * a real negative dentry, or it was pruned (__dentry_kill() unhashes it,
+ * then clears d_inode, each bumping d_seq) after __d_lookup_rcu() sampled
+ * its d_seq. Only the second, on a dentry that had an inode, is a race:
+ * pruned negative dentries also show a changed d_seq, yet their ENOENT is
+ * true.
+ */
+#include <linux/errno.h>
+#include <dcrace/dcrace.h>
+
+enum dcrace_verdict dcrace_classify(const struct dcrace_sighting *s)
+{
+	if (!s->inode_null)
+		return DCRACE_NONE;
+	if (!s->seq_changed)
+		return s->result == -ENOENT ? DCRACE_GENUINE_NEGATIVE :
+					      DCRACE_NONE;
+	if (!s->was_positive)
+		return DCRACE_PRUNED_NEGATIVE;
+	switch (s->result) {
+	case -ENOENT:
+		return DCRACE_FALSE_ENOENT;
+	case -ECHILD:
+		return DCRACE_CAUGHT;
+	default:
+		return DCRACE_UNEXPECTED;
+	}
+}
+
+const char *dcrace_verdict_name(enum dcrace_verdict v)
+{
+	switch (v) {
+	case DCRACE_NONE:
+		return "none";
+	case DCRACE_GENUINE_NEGATIVE:
+		return "genuine_negative";
+	case DCRACE_PRUNED_NEGATIVE:
+		return "pruned_negative";
+	case DCRACE_FALSE_ENOENT:
+		return "false_enoent";
+	case DCRACE_CAUGHT:
+		return "caught";
+	case DCRACE_UNEXPECTED:
+		return "unexpected";
+	}
+	return "?";
+}
+
+bool dcrace_verdict_is_race(enum dcrace_verdict v)
+{
+	return v == DCRACE_FALSE_ENOENT || v == DCRACE_CAUGHT ||
+	       v == DCRACE_UNEXPECTED;
+}

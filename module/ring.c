@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dcrace event ring: fixed size, newest kept, overwrites counted.
+ */
+#include <linux/string.h>
+#include <dcrace/dcrace.h>
+
+void dcrace_ring_init(struct dcrace_ring *r, struct dcrace_event *slots,
+		      unsigned int cap)
+{
+	raw_spin_lock_init(&r->lock);
+	r->slots = slots;
+	r->cap = cap;
+	r->head = 0;
+	r->lost = 0;
+}
+
+u64 dcrace_ring_push(struct dcrace_ring *r, struct dcrace_event *e)
+{
+	unsigned long flags;
+	u64 id;
+
+	raw_spin_lock_irqsave(&r->lock, flags);
+	if (r->head >= r->cap)
+		r->lost++;
+	id = ++r->head;
+	e->id = id;
+	r->slots[(id - 1) % r->cap] = *e;
+	raw_spin_unlock_irqrestore(&r->lock, flags);
+	return id;
+}
+
+void dcrace_ring_reset(struct dcrace_ring *r)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&r->lock, flags);
+	r->head = 0;
+	r->lost = 0;
+	raw_spin_unlock_irqrestore(&r->lock, flags);
+}
+
+static u64 ring_first(const struct dcrace_ring *r)
+{
+	if (!r->head)
+		return 0;
+	return r->head > r->cap ? r->head - r->cap + 1 : 1;
+}
+
+void dcrace_ring_bounds(struct dcrace_ring *r, u64 *first, u64 *last,
+			u64 *lost)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&r->lock, flags);
+	*first = ring_first(r);
+	*last = r->head;
+	*lost = r->lost;
+	raw_spin_unlock_irqrestore(&r->lock, flags);
+}
+
+bool dcrace_ring_get(struct dcrace_ring *r, u64 id, struct dcrace_event *out)
+{
+	unsigned long flags;
+	bool ok;
+
+	raw_spin_lock_irqsave(&r->lock, flags);
+	ok = id && id >= ring_first(r) && id <= r->head;
+	if (ok)
+		*out = r->slots[(id - 1) % r->cap];
+	raw_spin_unlock_irqrestore(&r->lock, flags);
+	return ok;
+}
