@@ -356,7 +356,7 @@ static uint64_t parse_u64(const char *opt, const char *s)
 	if (*s < '0' || *s > '9')
 		usage_error("invalid value for --%s: '%s'", opt, s);
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, 10);
 	if (errno != 0 || end == s || *end != '\0')
 		usage_error("invalid value for --%s: '%s'", opt, s);
 	return (uint64_t)v;

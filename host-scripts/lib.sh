@@ -10,8 +10,11 @@ PROG=$(basename "$0")
 DCRACE_BUILD_RECIPE=1
 
 # Exit codes shared by the host scripts.
+# shellcheck disable=SC2034
 EX_USAGE=2
+# shellcheck disable=SC2034
 EX_TIMEOUT=124	# guest hung, killed at --timeout
+# shellcheck disable=SC2034
 EX_INFRA=125	# infrastructure error: no result, bad log, QEMU failed
 
 die() {

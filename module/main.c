@@ -137,8 +137,15 @@ struct dcrace_knob {
 	atomic64_t val;
 };
 
-enum { K_ENABLED, K_DELAY_US, K_PROBABILITY, K_INTERVAL, K_TIMES, K_VERBOSE,
-       NR_KNOBS };
+enum {
+	K_ENABLED,
+	K_DELAY_US,
+	K_PROBABILITY,
+	K_INTERVAL,
+	K_TIMES,
+	K_VERBOSE,
+	NR_KNOBS
+};
 
 static struct dcrace_knob knobs[NR_KNOBS] = {
 	[K_ENABLED] = { "enabled", 0, 1, ATOMIC64_INIT(1) },
@@ -172,7 +179,7 @@ static int knob_set(struct dcrace_knob *k, const char *buf)
 /* ---- per-task walk state -------------------------------------------------- */
 
 #define DCRACE_SLOT_BITS	8
-#define DCRACE_SLOTS		(1U << DCRACE_SLOT_BITS)
+#define DCRACE_SLOTS		BIT(DCRACE_SLOT_BITS)
 #define DCRACE_SLOT_PROBE	16
 
 /* Owned by one task between walk_component entry and return. */
@@ -219,46 +226,47 @@ static void slot_release(struct dcrace_slot *s)
 {
 	s->valid = false;
 	s->dentry = NULL;
+	/* Order the clears above before the slot can be claimed again. */
 	smp_store_release(&s->owner, NULL);
 }
 
 /* ---- the pruner's record ---------------------------------------------- */
 
-#define DCRACE_KILLS	1024
+/*
+ * Direct-mapped by dentry address: the last kill seen at each address.
+ * A record is matched by address *and* by the d_seq value at the kill's
+ * entry, which equals the walker's sample exactly when this kill is the
+ * one that invalidated it; time is not used (a preempted walker can sit
+ * in its window for milliseconds).
+ */
+#define DCRACE_KILL_BITS	12
+#define DCRACE_KILLS		BIT(DCRACE_KILL_BITS)
 
 struct dcrace_kill {
 	const void *dentry;	/* compared only, never dereferenced */
 	u64 time_ns;
 	pid_t pid;
+	unsigned int seq;	/* d_seq at __dentry_kill() entry */
 	char comm[TASK_COMM_LEN];
 	bool positive;
 };
 
 static struct {
 	raw_spinlock_t lock;
-	u64 head;
 	struct dcrace_kill e[DCRACE_KILLS];
 } kills = { .lock = __RAW_SPIN_LOCK_UNLOCKED(kills.lock) };
 
-/* Newest kill of @dentry at or after @since_ns; false if none. */
-static bool kill_find(const void *dentry, u64 since_ns, struct dcrace_kill *out)
+static bool kill_find(const void *dentry, unsigned int seq,
+		      struct dcrace_kill *out)
 {
+	struct dcrace_kill *k = &kills.e[hash_ptr(dentry, DCRACE_KILL_BITS)];
 	unsigned long flags;
-	bool found = false;
-	u64 i, n;
+	bool found;
 
 	raw_spin_lock_irqsave(&kills.lock, flags);
-	n = min_t(u64, kills.head, DCRACE_KILLS);
-	for (i = 0; i < n; i++) {
-		struct dcrace_kill *k = &kills.e[(kills.head - 1 - i) %
-						 DCRACE_KILLS];
-
-		if (k->dentry == dentry && k->time_ns >= since_ns) {
-			*out = *k;
-			found = true;
-			break;
-		}
-	}
+	found = k->dentry == dentry && k->seq == seq;
+	if (found)
+		*out = *k;
 	raw_spin_unlock_irqrestore(&kills.lock, flags);
 	return found;
 }
@@ -374,6 +382,23 @@ static int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
+/* The walker's stack, without dcrace's and the probe machinery's frames. */
+static unsigned int walker_stack(unsigned long *out, unsigned int size)
+{
+	unsigned long raw[DCRACE_STACK_DEPTH + 16];
+	unsigned int n, i, j = 0;
+
+	n = stack_trace_save(raw, ARRAY_SIZE(raw), 0);
+	for (i = 0; i < n && j < size; i++) {
+		if (within_module(raw[i], THIS_MODULE))
+			continue;
+		if (j && raw[i] == out[j - 1])
+			continue;
+		out[j++] = raw[i];
+	}
+	return j;
+}
+
 static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 {
 	struct dentry *dentry = s->dentry;
@@ -393,7 +418,7 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 	cur = raw_read_seqcount(&dentry->d_seq);
 	sg.seq_changed = cur != s->seq;
 	now = ktime_get_ns();
-	killed = kill_find(dentry, s->sample_ns - NSEC_PER_MSEC, &k);
+	killed = kill_find(dentry, s->seq, &k);
 	sg.was_positive = s->positive || (killed && k.positive);
 	v = dcrace_classify(&sg);
 	switch (v) {
@@ -433,7 +458,7 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 		memcpy(e.killer_comm, k.comm, sizeof(e.killer_comm));
 		e.kill_to_read_ns = (s64)(now - k.time_ns);
 	}
-	e.nr_stack = stack_trace_save(e.stack, DCRACE_STACK_DEPTH, 0);
+	e.nr_stack = walker_stack(e.stack, DCRACE_STACK_DEPTH);
 	dcrace_ring_push(&events, &e);
 	if (knob(K_VERBOSE))
 		report(&e);
@@ -510,13 +535,14 @@ static int kill_pre(struct kprobe *p, struct pt_regs *regs)
 	if (!knob(K_ENABLED))
 		return 0;
 	cnt_inc(C_PRUNES);
+	k = &kills.e[hash_ptr(dentry, DCRACE_KILL_BITS)];
 	raw_spin_lock_irqsave(&kills.lock, flags);
-	k = &kills.e[kills.head++ % DCRACE_KILLS];
 	k->dentry = dentry;
 	k->time_ns = ktime_get_ns();
 	k->pid = task_pid_nr(current);
 	memcpy(k->comm, current->comm, sizeof(k->comm));
 	/* The caller holds dentry->d_lock: the dentry is alive here. */
+	k->seq = raw_read_seqcount(&dentry->d_seq);
 	k->positive = !!READ_ONCE(dentry->d_inode);
 	raw_spin_unlock_irqrestore(&kills.lock, flags);
 	return 0;
@@ -532,6 +558,7 @@ struct dcrace_probe {
 	bool required;
 	struct kretprobe *rp;
 	struct kprobe *kp;
+	bool extra;		/* armed only with extra_probes=1 */
 	const char *sym;	/* the symbol armed, NULL when missing */
 	int err;
 };
@@ -540,11 +567,11 @@ static struct dcrace_probe probes[NR_PROBES] = {
 	[P_WALK] = { "walk_component", { "walk_component" }, true, true,
 		     &walk_rp, NULL },
 	[P_LOOKUP] = { "do_lookup", { "lookup_fast", "do_lookup" }, false,
-		       false, NULL, &lookup_kp },
+		       false, NULL, &lookup_kp, true },
 	[P_RCU] = { "rcu_lookup", { "__d_lookup_rcu" }, true, true, &rcu_rp,
 		    NULL },
 	[P_STEP] = { "step_into", { "step_into" }, false, false, NULL,
-		     &step_kp },
+		     &step_kp, true },
 	[P_KILL] = { "dentry_kill", { "dentry_kill", "__dentry_kill" }, false,
 		     false, NULL, &kill_kp },
 };
@@ -606,6 +633,15 @@ static void probe_disarm(enum dcrace_probe_id id)
 	p->sym = NULL;
 }
 
+/*
+ * lookup_fast and step_into only count hits; each probe costs time on
+ * every path component and, sitting between walk_component's NULL test
+ * and step_into's d_inode read, widens a window the oracle does not judge.
+ */
+static bool extra_probes;
+module_param(extra_probes, bool, 0444);
+MODULE_PARM_DESC(extra_probes, "also arm the lookup_fast and step_into hit counters (default 0)");
+
 /* ---- debugfs ------------------------------------------------------------- */
 
 static struct dentry *dbg_dir;
@@ -622,7 +658,6 @@ static void reset_all(void)
 	}
 	dcrace_ring_reset(&events);
 	raw_spin_lock_irqsave(&kills.lock, flags);
-	kills.head = 0;
 	memset(kills.e, 0, sizeof(kills.e));
 	raw_spin_unlock_irqrestore(&kills.lock, flags);
 }
@@ -649,14 +684,15 @@ static int probes_show(struct seq_file *m, void *v)
 {
 	int i;
 
-	seq_puts(m, "# name symbol kind state hits\n");
+	seq_puts(m, "# name symbol kind state(armed|missing|off) hits\n");
 	for (i = 0; i < NR_PROBES; i++) {
 		const struct dcrace_probe *p = &probes[i];
 
 		seq_printf(m, "%s %s %s %s %llu\n", p->name,
 			   p->sym ? p->sym : p->syms[0],
 			   p->is_ret ? "kretprobe" : "kprobe",
-			   p->sym ? "armed" : "missing", hits_sum(i));
+			   p->sym ? "armed" : p->extra && !extra_probes ?
+			   "off" : "missing", hits_sum(i));
 	}
 	return 0;
 }
@@ -912,6 +948,8 @@ static int __init dcrace_init(void)
 
 	dcrace_ring_init(&events, event_slots, DCRACE_EVENTS);
 	for (i = 0; i < NR_PROBES; i++) {
+		if (probes[i].extra && !extra_probes)
+			continue;
 		err = probe_arm(i);
 		if (!err)
 			continue;
@@ -930,9 +968,9 @@ static int __init dcrace_init(void)
 	}
 	debugfs_setup();
 	pr_info("loaded: walk_component=%s lookup=%s rcu=%s step=%s kill=%s\n",
-		probes[P_WALK].sym ?: "missing", probes[P_LOOKUP].sym ?: "missing",
-		probes[P_RCU].sym ?: "missing", probes[P_STEP].sym ?: "missing",
-		probes[P_KILL].sym ?: "missing");
+		probes[P_WALK].sym ?: "-", probes[P_LOOKUP].sym ?: "-",
+		probes[P_RCU].sym ?: "-", probes[P_STEP].sym ?: "-",
+		probes[P_KILL].sym ?: "-");
 	return 0;
 }
 

@@ -1,0 +1,52 @@
+#!/bin/bash
+# The patch series applies with git apply (no fuzz) to a freshly unpacked
+# linux-source-6.1, and unfixed/fixed fs/namei.c differ only as intended.
+set -euo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+# shellcheck source=host-scripts/lib.sh
+source "$HS/lib.sh"
+plan 8
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+top=$( (tar -tf "$DCRACE_SRC_TARBALL" 2>/dev/null || true) | head -n 1 | cut -d/ -f1)
+tar -C "$tmp" -xf "$DCRACE_SRC_TARBALL" "$top/fs/namei.c"
+src=$tmp/$top
+cp "$src/fs/namei.c" "$tmp/orig.c"
+ga() { (cd "$src" && GIT_CEILING_DIRECTORIES=$tmp git apply "$@"); }
+
+p1=$(ls "$ROOT"/patches/0001-*.patch)
+p2=$(ls "$ROOT"/patches/0002-vfs-fix-race-in-rcu-lookup-of-pruned-dentry.patch)
+check "0001 applies with git apply --check" ga --check "$p1"
+ga "$p1"
+cp "$src/fs/namei.c" "$tmp/unfixed.c"
+check "0002 applies on top with git apply --check" ga --check "$p2"
+ga "$p2"
+cp "$src/fs/namei.c" "$tmp/fixed.c"
+
+# 0001: exactly one hunk, in walk_component, an unchecked -ENOENT in RCU mode.
+d1=$(diff -U3 "$tmp/orig.c" "$tmp/unfixed.c" || true)
+diag "$d1"
+hunks=$(grep -c '^@@' <<<"$d1" || true)
+ok "$([[ $hunks -eq 1 ]]; echo $?)" "0001 changes one hunk of fs/namei.c (got $hunks)"
+added=$(grep '^+[^+]' <<<"$d1" | grep -v '^+\s*/\?\*' || true)
+ok "$([[ $(grep -c . <<<"$added") -eq 2 ]] && grep -q 'LOOKUP_RCU.*!dentry->d_inode' <<<"$added" &&
+	grep -q 'return ERR_PTR(-ENOENT);' <<<"$added" && ! grep -q 'read_seqcount_retry' <<<"$added"; echo $?)" \
+	"0001 adds only the unchecked NULL-inode -ENOENT test (no seqcount check)"
+# The new test sits in walk_component(), right after lookup_fast().
+ok "$(awk '/^static const char \*walk_component/,/^}/' "$tmp/unfixed.c" |
+	grep -A8 'dentry = lookup_fast(nd);' | grep -q 'LOOKUP_RCU) && !dentry->d_inode'; echo $?)" \
+	"the 0001 test is in walk_component() after lookup_fast()"
+
+# unfixed -> fixed: one hunk, adding the d_seq confirmation and -ECHILD.
+d2=$(diff -U3 "$tmp/unfixed.c" "$tmp/fixed.c" || true)
+diag "$d2"
+hunks=$(grep -c '^@@' <<<"$d2" || true)
+ok "$([[ $hunks -eq 1 ]]; echo $?)" "unfixed and fixed namei.c differ in one hunk (got $hunks)"
+code=$(grep '^+[^+]' <<<"$d2" | grep -vE '^\+\s*(/\*|\*)' | tr -d ' \t+' || true)
+want=$'if(dentry&&(nd->flags&LOOKUP_RCU)&&!dentry->d_inode){\nif(read_seqcount_retry(&dentry->d_seq,nd->next_seq))\nreturnERR_PTR(-ECHILD);\n}'
+ok "$([[ $code == "$want" ]]; echo $?)" "the fix adds exactly the d_seq check returning -ECHILD"
+# Nothing else in the tree: the rest of namei.c is the original.
+ok "$(grep -c '^-[^-]' <<<"$d2" | grep -qx 1; echo $?)" "the fix removes only the old if line"
+done_testing
