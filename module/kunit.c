@@ -41,6 +41,23 @@ static void oracle_caught(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, dcrace_verdict_is_race(DCRACE_CAUGHT));
 }
 
+static void oracle_caught_late(struct kunit *test)
+{
+	struct dcrace_sighting s = {
+		.inode_null = true, .seq_changed = true, .was_positive = true,
+		.late = true, .result = -ECHILD,
+	};
+
+	KUNIT_EXPECT_EQ(test, dcrace_classify(&s), DCRACE_CAUGHT_LATE);
+	/* A -ENOENT stays false, whichever check returned it. */
+	s.result = -ENOENT;
+	KUNIT_EXPECT_EQ(test, dcrace_classify(&s), DCRACE_FALSE_ENOENT);
+	/* A late negative that was never positive is no race. */
+	s.was_positive = false;
+	KUNIT_EXPECT_EQ(test, dcrace_classify(&s), DCRACE_PRUNED_NEGATIVE);
+	KUNIT_EXPECT_TRUE(test, dcrace_verdict_is_race(DCRACE_CAUGHT_LATE));
+}
+
 static void oracle_genuine_negative(struct kunit *test)
 {
 	/* Unchanged seq: a real negative dentry, whatever it had before. */
@@ -84,6 +101,7 @@ static void oracle_other_results(struct kunit *test)
 static struct kunit_case oracle_cases[] = {
 	KUNIT_CASE(oracle_false_enoent),
 	KUNIT_CASE(oracle_caught),
+	KUNIT_CASE(oracle_caught_late),
 	KUNIT_CASE(oracle_genuine_negative),
 	KUNIT_CASE(oracle_pruned_negative_is_no_race),
 	KUNIT_CASE(oracle_positive_inode_is_nothing),

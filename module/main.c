@@ -65,12 +65,14 @@ enum dcrace_counter {
 	C_NULL_INODE,
 	C_FALSE_ENOENT,
 	C_CAUGHT,
+	C_CAUGHT_LATE,
 	C_GENUINE_NEG,
 	C_PRUNED_NEG,
 	C_UNEXPECTED,
 	C_PRUNES,
 	C_INJECTED,
 	C_NOT_RCU,
+	C_PARENT_ECHILD,
 	C_SLOTS_FULL,
 	NR_COUNTERS
 };
@@ -81,12 +83,14 @@ static const char * const counter_names[NR_COUNTERS] = {
 	[C_NULL_INODE] = "null_inode_seen",
 	[C_FALSE_ENOENT] = "false_enoent",
 	[C_CAUGHT] = "caught",
+	[C_CAUGHT_LATE] = "caught_late",
 	[C_GENUINE_NEG] = "genuine_negative",
 	[C_PRUNED_NEG] = "pruned_negative",
 	[C_UNEXPECTED] = "unexpected",
 	[C_PRUNES] = "prunes",
 	[C_INJECTED] = "injected_delays",
 	[C_NOT_RCU] = "left_rcu_unjudged",
+	[C_PARENT_ECHILD] = "parent_changed_echild",
 	[C_SLOTS_FULL] = "task_slots_full",
 };
 
@@ -190,6 +194,7 @@ struct dcrace_slot {
 	unsigned int seq;
 	bool valid;
 	bool positive;
+	bool stepped;		/* step_into() ran in this step */
 };
 
 static struct dcrace_slot slots[DCRACE_SLOTS];
@@ -239,8 +244,8 @@ static void slot_release(struct dcrace_slot *s)
  * one that invalidated it; time is not used (a preempted walker can sit
  * in its window for milliseconds).
  */
-#define DCRACE_KILL_BITS	12
-#define DCRACE_KILLS		BIT(DCRACE_KILL_BITS)
+#define DCRACE_KILL_BITS	11
+#define DCRACE_KILL_WAYS	4
 
 struct dcrace_kill {
 	const void *dentry;	/* compared only, never dereferenced */
@@ -253,22 +258,43 @@ struct dcrace_kill {
 
 static struct {
 	raw_spinlock_t lock;
-	struct dcrace_kill e[DCRACE_KILLS];
+	struct dcrace_kill e[BIT(DCRACE_KILL_BITS)][DCRACE_KILL_WAYS];
 } kills = { .lock = __RAW_SPIN_LOCK_UNLOCKED(kills.lock) };
 
 static bool kill_find(const void *dentry, unsigned int seq,
 		      struct dcrace_kill *out)
 {
-	struct dcrace_kill *k = &kills.e[hash_ptr(dentry, DCRACE_KILL_BITS)];
+	struct dcrace_kill *set = kills.e[hash_ptr(dentry, DCRACE_KILL_BITS)];
 	unsigned long flags;
-	bool found;
+	bool found = false;
+	int w;
 
 	raw_spin_lock_irqsave(&kills.lock, flags);
-	found = k->dentry == dentry && k->seq == seq;
-	if (found)
-		*out = *k;
+	for (w = 0; w < DCRACE_KILL_WAYS; w++) {
+		if (set[w].dentry == dentry && set[w].seq == seq) {
+			*out = set[w];
+			found = true;
+			break;
+		}
+	}
 	raw_spin_unlock_irqrestore(&kills.lock, flags);
 	return found;
+}
+
+/* Called with kills.lock held: the way to overwrite (same dentry or oldest). */
+static struct dcrace_kill *kill_slot(const void *dentry)
+{
+	struct dcrace_kill *set = kills.e[hash_ptr(dentry, DCRACE_KILL_BITS)];
+	struct dcrace_kill *old = &set[0];
+	int w;
+
+	for (w = 0; w < DCRACE_KILL_WAYS; w++) {
+		if (set[w].dentry == dentry)
+			return &set[w];
+		if (set[w].time_ns < old->time_ns)
+			old = &set[w];
+	}
+	return old;
 }
 
 /* ---- events -------------------------------------------------------------- */
@@ -377,6 +403,7 @@ static int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 		return 1;
 	}
 	d->slot->valid = false;
+	d->slot->stepped = false;
 	d->nd = (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0);
 	cnt_inc(C_WALKS);
 	return 0;
@@ -414,12 +441,24 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 	sg.inode_null = !READ_ONCE(dentry->d_inode);
 	if (!sg.inode_null)
 		return;
+	/*
+	 * -ECHILD with the parent's d_seq changed: lookup_fast() may have
+	 * bailed out on the parent before the step looked at the child's
+	 * inode at all, so this is no NULL-inode sighting of the child.
+	 * nd->path is still the parent: the failed step did not move it.
+	 */
+	if (ret == -ECHILD &&
+	    raw_read_seqcount(&nd->path.dentry->d_seq) != nd->seq) {
+		cnt_inc(C_PARENT_ECHILD);
+		return;
+	}
 	cnt_inc(C_NULL_INODE);
 	cur = raw_read_seqcount(&dentry->d_seq);
 	sg.seq_changed = cur != s->seq;
 	now = ktime_get_ns();
 	killed = kill_find(dentry, s->seq, &k);
 	sg.was_positive = s->positive || (killed && k.positive);
+	sg.late = s->stepped;
 	v = dcrace_classify(&sg);
 	switch (v) {
 	case DCRACE_GENUINE_NEGATIVE:
@@ -433,6 +472,9 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 		break;
 	case DCRACE_CAUGHT:
 		cnt_inc(C_CAUGHT);
+		break;
+	case DCRACE_CAUGHT_LATE:
+		cnt_inc(C_CAUGHT_LATE);
 		break;
 	case DCRACE_UNEXPECTED:
 		cnt_inc(C_UNEXPECTED);
@@ -519,9 +561,21 @@ static int lookup_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
+/*
+ * step_into() runs only when the step's own NULL-inode test (if the kernel
+ * has one before it) let the dentry through; its -ECHILD then comes from
+ * 6.1's guard in step_into(), not from that test.
+ */
 static int step_pre(struct kprobe *p, struct pt_regs *regs)
 {
+	struct dcrace_slot *s;
+
 	hit(P_STEP);
+	if (!knob(K_ENABLED))
+		return 0;
+	s = slot_find(current);
+	if (s)
+		s->stepped = true;
 	return 0;
 }
 
@@ -535,8 +589,8 @@ static int kill_pre(struct kprobe *p, struct pt_regs *regs)
 	if (!knob(K_ENABLED))
 		return 0;
 	cnt_inc(C_PRUNES);
-	k = &kills.e[hash_ptr(dentry, DCRACE_KILL_BITS)];
 	raw_spin_lock_irqsave(&kills.lock, flags);
+	k = kill_slot(dentry);
 	k->dentry = dentry;
 	k->time_ns = ktime_get_ns();
 	k->pid = task_pid_nr(current);
@@ -571,7 +625,7 @@ static struct dcrace_probe probes[NR_PROBES] = {
 	[P_RCU] = { "rcu_lookup", { "__d_lookup_rcu" }, true, true, &rcu_rp,
 		    NULL },
 	[P_STEP] = { "step_into", { "step_into" }, false, false, NULL,
-		     &step_kp, true },
+		     &step_kp },
 	[P_KILL] = { "dentry_kill", { "dentry_kill", "__dentry_kill" }, false,
 		     false, NULL, &kill_kp },
 };

@@ -8,6 +8,12 @@
  * its d_seq. Only the second, on a dentry that had an inode, is a race:
  * pruned negative dentries also show a changed d_seq, yet their ENOENT is
  * true.
+ *
+ * A -ECHILD is "caught" when the step's own NULL-inode test (the one the
+ * 2011 fix guards) saw the pruned dentry and the seqcount check saved it;
+ * "caught_late" when that test let a still-live inode through and the
+ * dentry was pruned before step_into()'s d_seq check, which caught it.
+ * A -ENOENT on a pruned positive dentry is false whoever returned it.
  */
 #include <linux/errno.h>
 #include <dcrace/dcrace.h>
@@ -25,7 +31,7 @@ enum dcrace_verdict dcrace_classify(const struct dcrace_sighting *s)
 	case -ENOENT:
 		return DCRACE_FALSE_ENOENT;
 	case -ECHILD:
-		return DCRACE_CAUGHT;
+		return s->late ? DCRACE_CAUGHT_LATE : DCRACE_CAUGHT;
 	default:
 		return DCRACE_UNEXPECTED;
 	}
@@ -44,6 +50,8 @@ const char *dcrace_verdict_name(enum dcrace_verdict v)
 		return "false_enoent";
 	case DCRACE_CAUGHT:
 		return "caught";
+	case DCRACE_CAUGHT_LATE:
+		return "caught_late";
 	case DCRACE_UNEXPECTED:
 		return "unexpected";
 	}
@@ -53,5 +61,5 @@ const char *dcrace_verdict_name(enum dcrace_verdict v)
 bool dcrace_verdict_is_race(enum dcrace_verdict v)
 {
 	return v == DCRACE_FALSE_ENOENT || v == DCRACE_CAUGHT ||
-	       v == DCRACE_UNEXPECTED;
+	       v == DCRACE_CAUGHT_LATE || v == DCRACE_UNEXPECTED;
 }

@@ -19,6 +19,7 @@ enum dcrace_verdict {
 	DCRACE_PRUNED_NEGATIVE,	/* NULL inode, d_seq changed, never positive */
 	DCRACE_FALSE_ENOENT,	/* pruned positive dentry reported -ENOENT */
 	DCRACE_CAUGHT,		/* pruned positive dentry, walk got -ECHILD */
+	DCRACE_CAUGHT_LATE,	/* ... pruned after the step's NULL test */
 	DCRACE_UNEXPECTED,	/* pruned positive dentry, other result */
 };
 
@@ -27,6 +28,10 @@ struct dcrace_sighting {
 	bool inode_null;	/* d_inode NULL when the step finished */
 	bool seq_changed;	/* d_seq differs from the sampled value */
 	bool was_positive;	/* had an inode when sampled or when killed */
+	bool late;		/* the step's NULL-inode test let it through
+				 * (step_into() ran); a -ECHILD is then
+				 * 6.1's step_into() guard, not that test
+				 */
 	int result;		/* the step's errno: 0, -ENOENT, -ECHILD, ... */
 };
 
