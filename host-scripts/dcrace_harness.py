@@ -120,7 +120,8 @@ def parse_log(path, want_module=True):
 def summarize(runs):
     """Aggregate parsed runs of one kernel."""
     s = {"runs": len(runs), "syscalls": 0, "user_false_enoent": 0,
-         "module_false_enoent": 0, "module_caught": 0, "module_races": 0,
+         "module_false_enoent": 0, "module_caught": 0, "module_caught_late": 0,
+         "module_races": 0,
          "agree": True, "first_s": None, "runs_reproduced": 0,
          "splats": 0, "has_module": all("stats" in r for r in runs)}
     for r in runs:
@@ -137,7 +138,9 @@ def summarize(runs):
             st = r["stats"]
             s["module_false_enoent"] += st["false_enoent"]
             s["module_caught"] += st["caught"]
-            s["module_races"] += st["false_enoent"] + st["caught"] + st.get("unexpected", 0)
+            s["module_caught_late"] += st.get("caught_late", 0)
+            s["module_races"] += (st["false_enoent"] + st["caught"] + st.get("caught_late", 0)
+                                  + st.get("unexpected", 0))
             if st["false_enoent"] != res["false_enoent"]:
                 s["agree"] = False
     return s

@@ -28,6 +28,7 @@
 #include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/hash.h>
+#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
@@ -409,7 +410,21 @@ static int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
-/* The walker's stack, without dcrace's and the probe machinery's frames. */
+static bool probe_frame(unsigned long addr)
+{
+	char sym[KSYM_SYMBOL_LEN];
+
+	if (within_module(addr, THIS_MODULE))
+		return true;
+	sprint_symbol_no_offset(sym, addr);
+	return strstr(sym, "rethook") || strstr(sym, "kretprobe") ||
+	       strstr(sym, "kprobe");
+}
+
+/*
+ * The walker's stack, without dcrace's and the probe machinery's frames.
+ * Only on the rare race path: symbol lookups are not cheap.
+ */
 static unsigned int walker_stack(unsigned long *out, unsigned int size)
 {
 	unsigned long raw[DCRACE_STACK_DEPTH + 16];
@@ -417,7 +432,7 @@ static unsigned int walker_stack(unsigned long *out, unsigned int size)
 
 	n = stack_trace_save(raw, ARRAY_SIZE(raw), 0);
 	for (i = 0; i < n && j < size; i++) {
-		if (within_module(raw[i], THIS_MODULE))
+		if (probe_frame(raw[i]))
 			continue;
 		if (j && raw[i] == out[j - 1])
 			continue;
@@ -694,6 +709,9 @@ static void probe_disarm(enum dcrace_probe_id id)
  */
 static bool extra_probes;
 module_param(extra_probes, bool, 0444);
+static unsigned int skip_probes;
+module_param(skip_probes, uint, 0444);
+MODULE_PARM_DESC(skip_probes, "bitmask of probes not to arm (bit = order in \"probes\"; for measuring their cost)");
 MODULE_PARM_DESC(extra_probes, "also arm the lookup_fast and step_into hit counters (default 0)");
 
 /* ---- debugfs ------------------------------------------------------------- */
@@ -745,7 +763,8 @@ static int probes_show(struct seq_file *m, void *v)
 		seq_printf(m, "%s %s %s %s %llu\n", p->name,
 			   p->sym ? p->sym : p->syms[0],
 			   p->is_ret ? "kretprobe" : "kprobe",
-			   p->sym ? "armed" : p->extra && !extra_probes ?
+			   p->sym ? "armed" :
+			   (p->extra && !extra_probes) || (skip_probes & BIT(i)) ?
 			   "off" : "missing", hits_sum(i));
 	}
 	return 0;
@@ -1002,7 +1021,7 @@ static int __init dcrace_init(void)
 
 	dcrace_ring_init(&events, event_slots, DCRACE_EVENTS);
 	for (i = 0; i < NR_PROBES; i++) {
-		if (probes[i].extra && !extra_probes)
+		if ((probes[i].extra && !extra_probes) || (skip_probes & BIT(i)))
 			continue;
 		err = probe_arm(i);
 		if (!err)
