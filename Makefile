@@ -35,6 +35,7 @@ compare: kernels initramfs module
 	@$(HS)/compare $(ARGS)
 
 check: deps kernels initramfs module
+	@$(HS)/build-kernels --variant debug
 	@tests/run $(ARGS)
 
 lint:

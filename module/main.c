@@ -43,6 +43,7 @@
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 #include <dcrace/dcrace.h>
 
 /*
@@ -100,6 +101,7 @@ enum dcrace_probe_id { P_WALK, P_LOOKUP, P_RCU, P_STEP, P_KILL, NR_PROBES };
 struct dcrace_pcpu {
 	u64 c[NR_COUNTERS];
 	u64 hits[NR_PROBES];
+	long inflight[NR_PROBES];	/* hijacked returns not yet back */
 };
 
 static DEFINE_PER_CPU(struct dcrace_pcpu, dcrace_pcpu);
@@ -121,6 +123,16 @@ static u64 cnt_sum(enum dcrace_counter c)
 
 	for_each_possible_cpu(cpu)
 		s += per_cpu(dcrace_pcpu, cpu).c[c];
+	return s;
+}
+
+static long inflight_sum(enum dcrace_probe_id p)
+{
+	long s = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		s += per_cpu(dcrace_pcpu, cpu).inflight[p];
 	return s;
 }
 
@@ -321,13 +333,11 @@ static void report(const struct dcrace_event *e)
 {
 	unsigned int i;
 
-	if (!__ratelimit(&report_rs))
-		return;
 	pr_err("==================================================================\n");
 	if (e->verdict == DCRACE_FALSE_ENOENT)
 		pr_err("BUG: dcrace: false ENOENT in rcu-walk\n");
 	else
-		pr_err("dcrace: race caught (%s)\n", dcrace_verdict_name(e->verdict));
+		pr_err("race caught (%s)\n", dcrace_verdict_name(e->verdict));
 	pr_err("walker: pid=%d comm=%s cpu=%d component=\"%s\"%s\n", e->pid,
 	       e->comm, e->cpu, e->name, e->name_truncated ? "..." : "");
 	pr_err("d_seq: sampled=%u current=%u, d_inode NULL, step returned %d\n",
@@ -341,6 +351,33 @@ static void report(const struct dcrace_event *e)
 		pr_err(" %pS\n", (void *)e->stack[i]);
 	pr_err("==================================================================\n");
 }
+
+/*
+ * verbose reports are printed from a work item, not from the probe
+ * handler: a console write under TCG takes milliseconds, far too long for
+ * a handler that runs with preemption off in the middle of a path walk.
+ */
+static atomic64_t reported;	/* newest event id already considered */
+
+static void report_work_fn(struct work_struct *w)
+{
+	struct dcrace_event e;
+	u64 first, last, lost, id;
+
+	dcrace_ring_bounds(&events, &first, &last, &lost);
+	id = atomic64_read(&reported);
+	atomic64_set(&reported, last);
+	if (id < first)
+		id = first ? first - 1 : 0;
+	for (id++; id && id <= last; id++) {
+		if (!__ratelimit(&report_rs))
+			break;
+		if (dcrace_ring_get(&events, id, &e))
+			report(&e);
+	}
+}
+
+static DECLARE_WORK(report_work, report_work_fn);
 
 /* ---- injection ----------------------------------------------------------- */
 
@@ -403,6 +440,7 @@ static int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 		cnt_inc(C_SLOTS_FULL);
 		return 1;
 	}
+	this_cpu_inc(dcrace_pcpu.inflight[P_WALK]);
 	d->slot->valid = false;
 	d->slot->stepped = false;
 	d->nd = (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0);
@@ -518,7 +556,7 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 	e.nr_stack = walker_stack(e.stack, DCRACE_STACK_DEPTH);
 	dcrace_ring_push(&events, &e);
 	if (knob(K_VERBOSE))
-		report(&e);
+		schedule_work(&report_work);
 }
 
 static int walk_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -534,6 +572,7 @@ static int walk_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 			cnt_inc(C_NOT_RCU);
 	}
 	slot_release(s);
+	this_cpu_dec(dcrace_pcpu.inflight[P_WALK]);
 	return 0;
 }
 
@@ -548,6 +587,7 @@ static int rcu_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (!d->slot)
 		return 1;
 	d->seqp = (unsigned int *)regs_get_kernel_argument(regs, 2);
+	this_cpu_inc(dcrace_pcpu.inflight[P_RCU]);
 	return 0;
 }
 
@@ -557,6 +597,7 @@ static int rcu_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct dentry *dentry = (struct dentry *)regs_return_value(regs);
 	struct dcrace_slot *s = d->slot;
 
+	this_cpu_dec(dcrace_pcpu.inflight[P_RCU]);
 	cnt_inc(C_RCU_LOOKUPS);
 	if (!dentry || READ_ONCE(s->owner) != current)
 		return 0;
@@ -689,12 +730,33 @@ static int probe_arm(enum dcrace_probe_id id)
 	return err;
 }
 
+/*
+ * Unregistering a kretprobe while returns it hijacked are still in flight
+ * hung or crashed the guest under load (6.1, x86 rethook, TCG). So first
+ * stop new entries, then wait (sleeping, bounded) until every hijacked
+ * return has come back through our handler, and only then unregister.
+ */
+static void kretprobe_drain(enum dcrace_probe_id id)
+{
+	struct dcrace_probe *p = &probes[id];
+	int i;
+
+	disable_kretprobe(p->rp);
+	for (i = 0; i < 5000 && inflight_sum(id) > 0; i++)
+		usleep_range(1000, 2000);
+	if (inflight_sum(id) > 0)
+		pr_warn("%s: %ld returns still in flight at unload\n", p->name,
+			inflight_sum(id));
+}
+
 static void probe_disarm(enum dcrace_probe_id id)
 {
 	struct dcrace_probe *p = &probes[id];
 
 	if (!p->sym)
 		return;
+	if (p->is_ret)
+		kretprobe_drain(id);
 	if (p->is_ret)
 		unregister_kretprobe(p->rp);
 	else
@@ -703,16 +765,15 @@ static void probe_disarm(enum dcrace_probe_id id)
 }
 
 /*
- * lookup_fast and step_into only count hits; each probe costs time on
- * every path component and, sitting between walk_component's NULL test
- * and step_into's d_inode read, widens a window the oracle does not judge.
+ * lookup_fast only counts hits: its probe costs time on every path
+ * component and tells the oracle nothing.
  */
 static bool extra_probes;
 module_param(extra_probes, bool, 0444);
 static unsigned int skip_probes;
 module_param(skip_probes, uint, 0444);
 MODULE_PARM_DESC(skip_probes, "bitmask of probes not to arm (bit = order in \"probes\"; for measuring their cost)");
-MODULE_PARM_DESC(extra_probes, "also arm the lookup_fast and step_into hit counters (default 0)");
+MODULE_PARM_DESC(extra_probes, "also arm the lookup_fast hit counter (default 0)");
 
 /* ---- debugfs ------------------------------------------------------------- */
 
@@ -1051,6 +1112,7 @@ static void __exit dcrace_exit(void)
 {
 	debugfs_remove(dbg_dir);
 	disarm_all();
+	cancel_work_sync(&report_work);
 	pr_info("unloaded\n");
 }
 
