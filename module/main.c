@@ -20,7 +20,8 @@
  * i.e. inside the RCU read-side section in which it was found. Pointers
  * from the kill probe are compared, never dereferenced later.
  */
-#define pr_fmt(fmt) "dcrace: " fmt
+/* Messages carry their own "dcrace: " so reports can start with "BUG:". */
+#define pr_fmt(fmt) fmt
 
 #include <linux/atomic.h>
 #include <linux/dcache.h>
@@ -72,6 +73,7 @@ enum dcrace_counter {
 	C_PRUNED_NEG,
 	C_UNEXPECTED,
 	C_PRUNES,
+	C_KILLS_DROPPED,
 	C_INJECTED,
 	C_NOT_RCU,
 	C_PARENT_ECHILD,
@@ -90,6 +92,7 @@ static const char * const counter_names[NR_COUNTERS] = {
 	[C_PRUNED_NEG] = "pruned_negative",
 	[C_UNEXPECTED] = "unexpected",
 	[C_PRUNES] = "prunes",
+	[C_KILLS_DROPPED] = "kill_records_dropped",
 	[C_INJECTED] = "injected_delays",
 	[C_NOT_RCU] = "left_rcu_unjudged",
 	[C_PARENT_ECHILD] = "parent_changed_echild",
@@ -269,43 +272,60 @@ struct dcrace_kill {
 	bool positive;
 };
 
-static struct {
-	raw_spinlock_t lock;
-	struct dcrace_kill e[BIT(DCRACE_KILL_BITS)][DCRACE_KILL_WAYS];
-} kills = { .lock = __RAW_SPIN_LOCK_UNLOCKED(kills.lock) };
+/*
+ * The kill probe runs in int3 context, which lockdep (rightly) treats like
+ * NMI: no spinlock may be taken there. Each set has a busy bit instead;
+ * the kill probe only ever try-locks it (and drops the record if another
+ * CPU's kill holds it), the reader (the walk_component return handler,
+ * not in int3 context) waits for it briefly.
+ */
+struct dcrace_kill_set {
+	unsigned long busy;
+	struct dcrace_kill way[DCRACE_KILL_WAYS];
+};
+
+static struct dcrace_kill_set kills[BIT(DCRACE_KILL_BITS)];
+
+static struct dcrace_kill_set *kill_set(const void *dentry)
+{
+	return &kills[hash_ptr(dentry, DCRACE_KILL_BITS)];
+}
 
 static bool kill_find(const void *dentry, unsigned int seq,
 		      struct dcrace_kill *out)
 {
-	struct dcrace_kill *set = kills.e[hash_ptr(dentry, DCRACE_KILL_BITS)];
-	unsigned long flags;
+	struct dcrace_kill_set *set = kill_set(dentry);
 	bool found = false;
-	int w;
+	int w, spins = 0;
 
-	raw_spin_lock_irqsave(&kills.lock, flags);
+	while (test_and_set_bit_lock(0, &set->busy)) {
+		if (++spins > 100000)
+			return false;
+		cpu_relax();
+	}
 	for (w = 0; w < DCRACE_KILL_WAYS; w++) {
-		if (set[w].dentry == dentry && set[w].seq == seq) {
-			*out = set[w];
+		if (set->way[w].dentry == dentry && set->way[w].seq == seq) {
+			*out = set->way[w];
 			found = true;
 			break;
 		}
 	}
-	raw_spin_unlock_irqrestore(&kills.lock, flags);
+	clear_bit_unlock(0, &set->busy);
 	return found;
 }
 
-/* Called with kills.lock held: the way to overwrite (same dentry or oldest). */
-static struct dcrace_kill *kill_slot(const void *dentry)
+/* With the set's busy bit held: the way to overwrite (same or oldest). */
+static struct dcrace_kill *kill_slot(struct dcrace_kill_set *set,
+				     const void *dentry)
 {
-	struct dcrace_kill *set = kills.e[hash_ptr(dentry, DCRACE_KILL_BITS)];
-	struct dcrace_kill *old = &set[0];
+	struct dcrace_kill *old = &set->way[0];
 	int w;
 
 	for (w = 0; w < DCRACE_KILL_WAYS; w++) {
-		if (set[w].dentry == dentry)
-			return &set[w];
-		if (set[w].time_ns < old->time_ns)
-			old = &set[w];
+		if (set->way[w].dentry == dentry)
+			return &set->way[w];
+		if (set->way[w].time_ns < old->time_ns)
+			old = &set->way[w];
 	}
 	return old;
 }
@@ -337,7 +357,7 @@ static void report(const struct dcrace_event *e)
 	if (e->verdict == DCRACE_FALSE_ENOENT)
 		pr_err("BUG: dcrace: false ENOENT in rcu-walk\n");
 	else
-		pr_err("race caught (%s)\n", dcrace_verdict_name(e->verdict));
+		pr_err("dcrace: race caught (%s)\n", dcrace_verdict_name(e->verdict));
 	pr_err("walker: pid=%d comm=%s cpu=%d component=\"%s\"%s\n", e->pid,
 	       e->comm, e->cpu, e->name, e->name_truncated ? "..." : "");
 	pr_err("d_seq: sampled=%u current=%u, d_inode NULL, step returned %d\n",
@@ -508,7 +528,7 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 	cnt_inc(C_NULL_INODE);
 	cur = raw_read_seqcount(&dentry->d_seq);
 	sg.seq_changed = cur != s->seq;
-	now = ktime_get_ns();
+	now = ktime_get_mono_fast_ns();
 	killed = kill_find(dentry, s->seq, &k);
 	sg.was_positive = s->positive || (killed && k.positive);
 	sg.late = s->stepped;
@@ -604,7 +624,7 @@ static int rcu_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	s->seq = READ_ONCE(*d->seqp);
 	s->positive = !!READ_ONCE(dentry->d_inode);
 	s->dentry = dentry;
-	s->sample_ns = ktime_get_ns();
+	s->sample_ns = ktime_get_mono_fast_ns();
 	s->valid = true;
 	/* The window: d_seq sampled, d_inode not yet read by the walker. */
 	maybe_inject();
@@ -638,23 +658,26 @@ static int step_pre(struct kprobe *p, struct pt_regs *regs)
 static int kill_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct dentry *dentry = (struct dentry *)regs_get_kernel_argument(regs, 0);
+	struct dcrace_kill_set *set = kill_set(dentry);
 	struct dcrace_kill *k;
-	unsigned long flags;
 
 	hit(P_KILL);
 	if (!knob(K_ENABLED))
 		return 0;
 	cnt_inc(C_PRUNES);
-	raw_spin_lock_irqsave(&kills.lock, flags);
-	k = kill_slot(dentry);
+	if (test_and_set_bit_lock(0, &set->busy)) {
+		cnt_inc(C_KILLS_DROPPED);
+		return 0;
+	}
+	k = kill_slot(set, dentry);
 	k->dentry = dentry;
-	k->time_ns = ktime_get_ns();
+	k->time_ns = ktime_get_mono_fast_ns();
 	k->pid = task_pid_nr(current);
 	memcpy(k->comm, current->comm, sizeof(k->comm));
 	/* The caller holds dentry->d_lock: the dentry is alive here. */
 	k->seq = raw_read_seqcount(&dentry->d_seq);
 	k->positive = !!READ_ONCE(dentry->d_inode);
-	raw_spin_unlock_irqrestore(&kills.lock, flags);
+	clear_bit_unlock(0, &set->busy);
 	return 0;
 }
 
@@ -745,7 +768,7 @@ static void kretprobe_drain(enum dcrace_probe_id id)
 	for (i = 0; i < 5000 && inflight_sum(id) > 0; i++)
 		usleep_range(1000, 2000);
 	if (inflight_sum(id) > 0)
-		pr_warn("%s: %ld returns still in flight at unload\n", p->name,
+		pr_warn("dcrace: %s: %ld returns still in flight at unload\n", p->name,
 			inflight_sum(id));
 }
 
@@ -781,7 +804,7 @@ static struct dentry *dbg_dir;
 
 static void reset_all(void)
 {
-	unsigned long flags;
+	unsigned int i;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
@@ -790,9 +813,13 @@ static void reset_all(void)
 		memset(pc->c, 0, sizeof(pc->c));
 	}
 	dcrace_ring_reset(&events);
-	raw_spin_lock_irqsave(&kills.lock, flags);
-	memset(kills.e, 0, sizeof(kills.e));
-	raw_spin_unlock_irqrestore(&kills.lock, flags);
+	/* Racing kill records may survive a reset; they only name killers. */
+	for (i = 0; i < ARRAY_SIZE(kills); i++) {
+		if (test_and_set_bit_lock(0, &kills[i].busy))
+			continue;
+		memset(kills[i].way, 0, sizeof(kills[i].way));
+		clear_bit_unlock(0, &kills[i].busy);
+	}
 }
 
 static int stats_show(struct seq_file *m, void *v)
@@ -1088,20 +1115,20 @@ static int __init dcrace_init(void)
 		if (!err)
 			continue;
 		if (probes[i].required) {
-			pr_err("cannot work: no probe for %s (tried %s%s%s, error %d)\n",
+			pr_err("dcrace: cannot work: no probe for %s (tried %s%s%s, error %d)\n",
 			       probes[i].name, probes[i].syms[0],
 			       probes[i].syms[1] ? ", " : "",
 			       probes[i].syms[1] ? probes[i].syms[1] : "", err);
 			disarm_all();
 			return err;
 		}
-		pr_warn("probe %s missing (tried %s%s%s, error %d); continuing without it\n",
+		pr_warn("dcrace: probe %s missing (tried %s%s%s, error %d); continuing without it\n",
 			probes[i].name, probes[i].syms[0],
 			probes[i].syms[1] ? ", " : "",
 			probes[i].syms[1] ? probes[i].syms[1] : "", err);
 	}
 	debugfs_setup();
-	pr_info("loaded: walk_component=%s lookup=%s rcu=%s step=%s kill=%s\n",
+	pr_info("dcrace: loaded: walk_component=%s lookup=%s rcu=%s step=%s kill=%s\n",
 		probes[P_WALK].sym ?: "-", probes[P_LOOKUP].sym ?: "-",
 		probes[P_RCU].sym ?: "-", probes[P_STEP].sym ?: "-",
 		probes[P_KILL].sym ?: "-");
@@ -1113,7 +1140,7 @@ static void __exit dcrace_exit(void)
 	debugfs_remove(dbg_dir);
 	disarm_all();
 	cancel_work_sync(&report_work);
-	pr_info("unloaded\n");
+	pr_info("dcrace: unloaded\n");
 }
 
 module_init(dcrace_init);
