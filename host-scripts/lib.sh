@@ -2,7 +2,7 @@
 # Common helpers for dcrace host scripts. Sourced, never run.
 
 DCRACE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-DCRACE_CACHE=${DCRACE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dcrace}
+DCRACE_CACHE=${DCRACE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dcrace}
 DCRACE_SRC_TARBALL=${DCRACE_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 PROG=$(basename "$0")
 
