@@ -119,35 +119,19 @@ static inline void hit(enum dcrace_probe_id p)
 	this_cpu_inc(dcrace_pcpu.hits[p]);
 }
 
-static u64 cnt_sum(enum dcrace_counter c)
-{
-	u64 s = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		s += per_cpu(dcrace_pcpu, cpu).c[c];
-	return s;
-}
-
-static long inflight_sum(enum dcrace_probe_id p)
-{
-	long s = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		s += per_cpu(dcrace_pcpu, cpu).inflight[p];
-	return s;
-}
-
-static u64 hits_sum(enum dcrace_probe_id p)
-{
-	u64 s = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		s += per_cpu(dcrace_pcpu, cpu).hits[p];
-	return s;
-}
+/*
+ * Sum one per-CPU field (c[], hits[] or inflight[]) over all CPUs; inflight
+ * entries may be negative on one CPU (a return that migrated).
+ */
+#define pcpu_sum(field)						\
+({								\
+	s64 __s = 0;						\
+	int __cpu;						\
+								\
+	for_each_possible_cpu(__cpu)				\
+		__s += per_cpu(dcrace_pcpu, __cpu).field;	\
+	__s;							\
+})
 
 /* ---- knobs --------------------------------------------------------------- */
 
@@ -206,7 +190,6 @@ static int knob_set(struct dcrace_knob *k, const char *buf)
 struct dcrace_slot {
 	struct task_struct *owner;
 	struct dentry *dentry;	/* see the lifetime rule at the top */
-	u64 sample_ns;
 	unsigned int seq;
 	bool valid;
 	bool positive;
@@ -624,7 +607,6 @@ static int rcu_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	s->seq = READ_ONCE(*d->seqp);
 	s->positive = !!READ_ONCE(dentry->d_inode);
 	s->dentry = dentry;
-	s->sample_ns = ktime_get_mono_fast_ns();
 	s->valid = true;
 	/* The window: d_seq sampled, d_inode not yet read by the walker. */
 	maybe_inject();
@@ -762,14 +744,18 @@ static int probe_arm(enum dcrace_probe_id id)
 static void kretprobe_drain(enum dcrace_probe_id id)
 {
 	struct dcrace_probe *p = &probes[id];
+	long left;
 	int i;
 
 	disable_kretprobe(p->rp);
-	for (i = 0; i < 5000 && inflight_sum(id) > 0; i++)
+	left = pcpu_sum(inflight[id]);
+	for (i = 0; i < 5000 && left > 0; i++) {
 		usleep_range(1000, 2000);
-	if (inflight_sum(id) > 0)
-		pr_warn("dcrace: %s: %ld returns still in flight at unload\n", p->name,
-			inflight_sum(id));
+		left = pcpu_sum(inflight[id]);
+	}
+	if (left > 0)
+		pr_warn("dcrace: %s: %ld returns still in flight at unload\n",
+			p->name, left);
 }
 
 static void probe_disarm(enum dcrace_probe_id id)
@@ -778,12 +764,12 @@ static void probe_disarm(enum dcrace_probe_id id)
 
 	if (!p->sym)
 		return;
-	if (p->is_ret)
+	if (p->is_ret) {
 		kretprobe_drain(id);
-	if (p->is_ret)
 		unregister_kretprobe(p->rp);
-	else
+	} else {
 		unregister_kprobe(p->kp);
+	}
 	p->sym = NULL;
 }
 
@@ -793,10 +779,16 @@ static void probe_disarm(enum dcrace_probe_id id)
  */
 static bool extra_probes;
 module_param(extra_probes, bool, 0444);
+MODULE_PARM_DESC(extra_probes, "also arm the lookup_fast hit counter (default 0)");
 static unsigned int skip_probes;
 module_param(skip_probes, uint, 0444);
 MODULE_PARM_DESC(skip_probes, "bitmask of probes not to arm (bit = order in \"probes\"; for measuring their cost)");
-MODULE_PARM_DESC(extra_probes, "also arm the lookup_fast hit counter (default 0)");
+
+/* Whether probe @i is to be armed at all ("off" in "probes" if not). */
+static bool probe_wanted(int i)
+{
+	return !(probes[i].extra && !extra_probes) && !(skip_probes & BIT(i));
+}
 
 /* ---- debugfs ------------------------------------------------------------- */
 
@@ -830,7 +822,7 @@ static int stats_show(struct seq_file *m, void *v)
 	dcrace_ring_bounds(&events, &first, &last, &lost);
 	seq_printf(m, "enabled: %lld\n", knob(K_ENABLED));
 	for (i = 0; i < NR_COUNTERS; i++)
-		seq_printf(m, "%s: %llu\n", counter_names[i], cnt_sum(i));
+		seq_printf(m, "%s: %llu\n", counter_names[i], (u64)pcpu_sum(c[i]));
 	seq_printf(m, "events: %llu\n", last);
 	seq_printf(m, "events_lost: %llu\n", lost);
 	seq_printf(m, "kretprobe_missed: %d\n",
@@ -851,9 +843,8 @@ static int probes_show(struct seq_file *m, void *v)
 		seq_printf(m, "%s %s %s %s %llu\n", p->name,
 			   p->sym ? p->sym : p->syms[0],
 			   p->is_ret ? "kretprobe" : "kprobe",
-			   p->sym ? "armed" :
-			   (p->extra && !extra_probes) || (skip_probes & BIT(i)) ?
-			   "off" : "missing", hits_sum(i));
+			   p->sym ? "armed" : probe_wanted(i) ? "missing" : "off",
+			   (u64)pcpu_sum(hits[i]));
 	}
 	return 0;
 }
@@ -1109,7 +1100,7 @@ static int __init dcrace_init(void)
 
 	dcrace_ring_init(&events, event_slots, DCRACE_EVENTS);
 	for (i = 0; i < NR_PROBES; i++) {
-		if ((probes[i].extra && !extra_probes) || (skip_probes & BIT(i)))
+		if (!probe_wanted(i))
 			continue;
 		err = probe_arm(i);
 		if (!err)

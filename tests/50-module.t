@@ -27,6 +27,12 @@ guest() {
 	"$HS/run-guest" -q --module --timeout 400 --log "$2" --exec "$3" "$1" >/dev/null || rc=$?
 	return $rc
 }
+# counts KERNEL LOG: user-visible and module false ENOENTs, module caught.
+counts() {
+	u[$1]=$(jf false_enoent "$2")
+	m[$1]=$(stat false_enoent "$2")
+	c[$1]=$(stat caught "$2")
+}
 STATS="echo DCRACE-STATS-BEGIN; cat $D/stats; echo DCRACE-STATS-END"
 
 # 1. natural race, module loaded, 30 s
@@ -36,9 +42,7 @@ for k in unfixed fixed; do
 	rc=0
 	guest "$k" "$log" "$WL --duration $secs; $STATS; head -n 40 $D/events" || rc=$?
 	ok "$rc" "$k: natural run with dcrace.ko loaded completed (log $log)"
-	u[$k]=$(jf false_enoent "$log")
-	m[$k]=$(stat false_enoent "$log")
-	c[$k]=$(stat caught "$log")
+	counts "$k" "$log"
 	diag "$k natural ${secs}s: user-visible false ENOENT ${u[$k]}, module false_enoent ${m[$k]}, caught ${c[$k]}, caught_late $(stat caught_late "$log"), parent_changed_echild $(stat parent_changed_echild "$log"), genuine_negative $(stat genuine_negative "$log"), pruned_negative $(stat pruned_negative "$log"), syscalls $(jf syscalls "$log")"
 done
 ok "$([[ ${u[unfixed]} =~ ^[0-9]+$ && ${u[unfixed]} -gt 0 ]]; echo $?)" "unfixed: user space saw false ENOENTs (${u[unfixed]})"
@@ -65,9 +69,7 @@ for k in unfixed fixed; do
 	rc=0
 	guest "$k" "$log" "$INJ; $WL --duration $isecs; $STATS" || rc=$?
 	ok "$rc" "$k: injected run completed"
-	u[$k]=$(jf false_enoent "$log")
-	m[$k]=$(stat false_enoent "$log")
-	c[$k]=$(stat caught "$log")
+	counts "$k" "$log"
 	diag "$k injected ${isecs}s: user-visible ${u[$k]}, module false_enoent ${m[$k]}, caught ${c[$k]}, injected_delays $(stat injected_delays "$log")"
 done
 ok "$([[ ${u[unfixed]} =~ ^[0-9]+$ && $nat =~ ^[0-9]+$ ]] &&
