@@ -36,6 +36,7 @@ compare: kernels initramfs module
 
 check: deps kernels initramfs module
 	@$(HS)/build-kernels --variant debug
+	@$(HS)/build-kernels --variant debian
 	@tests/run $(ARGS)
 
 lint:

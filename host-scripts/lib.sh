@@ -83,7 +83,7 @@ kernel_dir() {
 }
 
 # resolve_kernel NAME|PATH: print the bzImage path for unfixed, fixed,
-# debug, or a path to a bzImage; fail with one line if there is none.
+# debug, debian, or a path to a bzImage; fail with one line if there is none.
 resolve_kernel() {
 	local k=$1 dir
 	case $k in
@@ -99,8 +99,14 @@ resolve_kernel() {
 			die "$EX_USAGE" "kernel 'debug' is not built (run: make kernels VARIANT=debug)"
 		echo "$dir/debug/bzImage"
 		;;
+	debian)
+		dir=$DCRACE_CACHE/debian/current
+		[[ -f $dir/done && -f $dir/vmlinuz ]] ||
+			die "$EX_USAGE" "kernel 'debian' is not fetched (run: make kernels VARIANT=debian)"
+		readlink -f "$dir/vmlinuz"
+		;;
 	*)
-		[[ -f $k ]] || die "$EX_USAGE" "no such kernel: $k (want unfixed, fixed, debug or a bzImage path)"
+		[[ -f $k ]] || die "$EX_USAGE" "no such kernel: $k (want unfixed, fixed, debug, debian or a bzImage path)"
 		if ! file -bL "$k" 2>/dev/null | grep -q 'Linux kernel'; then
 			if command -v file >/dev/null 2>&1; then
 				die "$EX_USAGE" "not a Linux kernel image: $k"
@@ -116,6 +122,22 @@ module_tree() {
 	case $1 in
 	unfixed | fixed) echo "$(kernel_dir std)/src" ;;
 	debug) echo "$(kernel_dir debug)/src" ;;
+	# Resolved: the headers of another Debian version get another build.
+	debian) echo "$(readlink -f "$DCRACE_CACHE/debian/current")/headers" ;;
 	*) return 1 ;;
+	esac
+}
+
+# debian_overlay: the initramfs overlay with the Debian kernel's modules.
+debian_overlay() {
+	echo "$(readlink -f "$DCRACE_CACHE/debian/current")/overlay.cpio.gz"
+}
+
+# early_test_param NAME: dcrace.ko's early_test= for our kernels (patch
+# 0001's test in walk_component()) and Debian's (none); empty otherwise.
+early_test_param() {
+	case $1 in
+	unfixed | fixed | debug) echo "early_test=1" ;;
+	debian) echo "early_test=0" ;;
 	esac
 }

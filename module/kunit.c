@@ -98,6 +98,20 @@ static void oracle_other_results(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, dcrace_verdict_name(DCRACE_CAUGHT), "caught");
 }
 
+static void oracle_learns_early_test(struct kunit *test)
+{
+	/* -ENOENT without step_into(): the step tested the inode itself */
+	KUNIT_EXPECT_EQ(test, dcrace_learn_early_test(-1, false, -ENOENT, true), 1);
+	KUNIT_EXPECT_EQ(test, dcrace_learn_early_test(0, false, -ENOENT, false), 1);
+	/* a real negative dentry reached step_into(): no early test */
+	KUNIT_EXPECT_EQ(test, dcrace_learn_early_test(-1, true, -ENOENT, false), 0);
+	/* a pruned one that reached step_into() proves nothing */
+	KUNIT_EXPECT_EQ(test, dcrace_learn_early_test(-1, true, -ENOENT, true), -1);
+	/* -ECHILD can come from lookup_fast() itself: proves nothing */
+	KUNIT_EXPECT_EQ(test, dcrace_learn_early_test(-1, false, -ECHILD, true), -1);
+	KUNIT_EXPECT_EQ(test, dcrace_learn_early_test(1, true, 0, false), 1);
+}
+
 static struct kunit_case oracle_cases[] = {
 	KUNIT_CASE(oracle_false_enoent),
 	KUNIT_CASE(oracle_caught),
@@ -106,6 +120,7 @@ static struct kunit_case oracle_cases[] = {
 	KUNIT_CASE(oracle_pruned_negative_is_no_race),
 	KUNIT_CASE(oracle_positive_inode_is_nothing),
 	KUNIT_CASE(oracle_other_results),
+	KUNIT_CASE(oracle_learns_early_test),
 	{}
 };
 

@@ -482,6 +482,35 @@ static unsigned int walker_stack(unsigned long *out, unsigned int size)
 	return j;
 }
 
+/*
+ * Does walk_component() test the inode for NULL before step_into()? Our
+ * patched kernels do (patch 0001 puts the 3.0-era test back); stock 6.1
+ * does not: its only NULL-inode test is in step_into(), after the d_seq
+ * check that is the 2011 fix. -1 (auto) learns it from what the walks do.
+ */
+static int early_test = -1;
+module_param(early_test, int, 0444);
+MODULE_PARM_DESC(early_test, "walk_component() has its own NULL-inode test: 1 (our patched kernels), 0 (stock 6.1), -1 learn it (default)");
+static atomic_t early_test_seen = ATOMIC_INIT(-1);
+
+static int early_test_now(void)
+{
+	return early_test >= 0 ? early_test : atomic_read(&early_test_seen);
+}
+
+static void early_test_learn(const struct dcrace_slot *s, long ret,
+			     bool seq_changed)
+{
+	int cur, now;
+
+	if (early_test >= 0)
+		return;
+	cur = atomic_read(&early_test_seen);
+	now = dcrace_learn_early_test(cur, s->stepped, (int)ret, seq_changed);
+	if (now != cur)
+		atomic_set(&early_test_seen, now);
+}
+
 static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 {
 	struct dentry *dentry = s->dentry;
@@ -514,7 +543,12 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 	now = ktime_get_mono_fast_ns();
 	killed = kill_find(dentry, s->seq, &k);
 	sg.was_positive = s->positive || (killed && k.positive);
-	sg.late = s->stepped;
+	early_test_learn(s, ret, sg.seq_changed);
+	/*
+	 * Caught by step_into(): late if an early test looked first (or we
+	 * do not know yet); else step_into() holds the step's only test.
+	 */
+	sg.late = s->stepped && early_test_now() != 0;
 	v = dcrace_classify(&sg);
 	switch (v) {
 	case DCRACE_GENUINE_NEGATIVE:
@@ -825,6 +859,7 @@ static int stats_show(struct seq_file *m, void *v)
 		seq_printf(m, "%s: %llu\n", counter_names[i], (u64)pcpu_sum(c[i]));
 	seq_printf(m, "events: %llu\n", last);
 	seq_printf(m, "events_lost: %llu\n", lost);
+	seq_printf(m, "early_test: %d\n", early_test_now());
 	seq_printf(m, "kretprobe_missed: %d\n",
 		   (probes[P_WALK].sym ? walk_rp.nmissed : 0) +
 		   (probes[P_RCU].sym ? rcu_rp.nmissed : 0));

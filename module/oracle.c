@@ -13,6 +13,8 @@
  * 2011 fix guards) saw the pruned dentry and the seqcount check saved it;
  * "caught_late" when that test let a still-live inode through and the
  * dentry was pruned before step_into()'s d_seq check, which caught it.
+ * On a kernel without a test before step_into() (stock 6.1) step_into()'s
+ * is the step's only NULL-inode test: nothing there is late.
  * A -ENOENT on a pruned positive dentry is false whoever returned it.
  */
 #include <linux/errno.h>
@@ -35,6 +37,24 @@ enum dcrace_verdict dcrace_classify(const struct dcrace_sighting *s)
 	default:
 		return DCRACE_UNEXPECTED;
 	}
+}
+
+/*
+ * What one judged step says about walk_component() testing the inode
+ * before step_into(): @cur is what is known (-1 nothing, 0 no, 1 yes).
+ * In RCU mode only a NULL-inode test makes the step return -ENOENT (a
+ * dcache miss leaves RCU mode first): without step_into() that test was an
+ * early one; a real negative dentry that reached step_into() proves there
+ * is none.
+ */
+int dcrace_learn_early_test(int cur, bool stepped, int result,
+			    bool seq_changed)
+{
+	if (result != -ENOENT)
+		return cur;
+	if (!stepped)
+		return 1;
+	return seq_changed ? cur : 0;
 }
 
 const char *dcrace_verdict_name(enum dcrace_verdict v)

@@ -36,6 +36,8 @@ struct dcrace_sighting {
 };
 
 enum dcrace_verdict dcrace_classify(const struct dcrace_sighting *s);
+int dcrace_learn_early_test(int cur, bool stepped, int result,
+			    bool seq_changed);
 const char *dcrace_verdict_name(enum dcrace_verdict v);
 bool dcrace_verdict_is_race(enum dcrace_verdict v);
 
