@@ -79,6 +79,7 @@ struct config {
 	bool setup_only;
 	bool no_setup;
 	bool quiet;
+	bool stop_first;
 };
 
 static struct config cfg = {
@@ -313,6 +314,8 @@ static void usage(FILE *f)
 "  --setup-only             create the tree, sync, print result, exit\n"
 "  --no-setup               use the existing tree (must exist)\n"
 "  --quiet                  no progress lines on stderr\n"
+"  --stop-at-first          end the run at the first false ENOENT\n"
+"                           (for time-to-first measurements)\n"
 "  --help                   this text\n"
 "Prints one line: " RESULT_PREFIX "{json}\n"
 "Exit: 0 run completed, 1 own error, 2 usage error.\n");
@@ -382,7 +385,7 @@ enum {
 	OPT_DIR = 256, OPT_MODE, OPT_THREADS, OPT_PRUNER, OPT_PRUNERS,
 	OPT_INTERVAL, OPT_PCT, OPT_STAGGER, OPT_DURATION, OPT_SEED,
 	OPT_DIRS, OPT_FILES, OPT_MAXPATHS, OPT_SETUP_ONLY, OPT_NO_SETUP,
-	OPT_QUIET, OPT_HELP,
+	OPT_QUIET, OPT_STOP_FIRST, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -402,6 +405,7 @@ static const struct option long_opts[] = {
 	{ "setup-only",		no_argument,	   NULL, OPT_SETUP_ONLY },
 	{ "no-setup",		no_argument,	   NULL, OPT_NO_SETUP },
 	{ "quiet",		no_argument,	   NULL, OPT_QUIET },
+	{ "stop-at-first",	no_argument,	   NULL, OPT_STOP_FIRST },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -486,6 +490,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case OPT_QUIET:
 			cfg.quiet = true;
+			break;
+		case OPT_STOP_FIRST:
+			cfg.stop_first = true;
 			break;
 		case OPT_HELP:
 			usage(stdout);
@@ -739,6 +746,8 @@ static void note_false(struct worker *w, const char *path)
 	w->hist[bin]++;
 	if (w->false_enoent++ == 0)
 		w->first_false_t = t;
+	if (cfg.stop_first)
+		atomic_store(&stop_flag, 1);
 	atomic_store_explicit(&w->pub_false, w->false_enoent,
 			      memory_order_relaxed);
 	if (w->npaths < (size_t)cfg.max_paths) {
@@ -1375,7 +1384,9 @@ int main(int argc, char **argv)
 	for (;;) {
 		double now = mono_now();
 
-		if (now >= end)
+		double until = next < end ? next : end;
+
+		if (now >= end || atomic_load(&stop_flag))
 			break;
 		if (now >= next) {
 			if (!cfg.quiet)
@@ -1383,7 +1394,10 @@ int main(int argc, char **argv)
 			next += 1.0;
 			continue;
 		}
-		sleep_until(next < end ? next : end);
+		/* --stop-at-first: notice a walker's stop within 10 ms */
+		if (cfg.stop_first && until > now + 0.01)
+			until = now + 0.01;
+		sleep_until(until);
 	}
 	atomic_store(&stop_flag, 1);
 	for (i = 0; i < cfg.threads; i++)

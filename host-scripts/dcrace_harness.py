@@ -55,6 +55,23 @@ def parse_stats(block):
     return stats
 
 
+def parse_ticks(text):
+    """Per-second module counts from DCRACE-TICK lines: a list of
+    {"t": seconds since the first tick, "false_enoent": n, "caught": n}
+    holding each second's increase."""
+    ticks = []
+    for m in re.finditer(r"^DCRACE-TICK ([0-9.]+) (.*)$", text, re.M):
+        kv = dict(re.findall(r"([a-z_]+): (\d+)", m.group(2)))
+        if "false_enoent" in kv and "caught" in kv:
+            ticks.append((float(m.group(1)), int(kv["false_enoent"]),
+                          int(kv["caught"]) + int(kv.get("caught_late", 0))))
+    out = []
+    for (t0, f0, c0), (t1, f1, c1) in zip(ticks, ticks[1:]):
+        out.append({"t": round(t1 - ticks[0][0], 2), "false_enoent": max(0, f1 - f0),
+                    "caught": max(0, c1 - c0)})
+    return out
+
+
 def parse_probes(block):
     probes = []
     for line in block.splitlines():
@@ -63,7 +80,7 @@ def parse_probes(block):
         f = line.split()
         if len(f) == 5:
             probes.append({"name": f[0], "symbol": f[1], "kind": f[2],
-                           "state": f[3], "hits": int(f[4])})
+                           "state": f[3], "hits": int(f[4]) if f[4].isdigit() else None})
     return probes
 
 
@@ -107,6 +124,7 @@ def parse_log(path, want_module=True):
             if k not in st:
                 raise InfraError("dcrace stats lack %s in %s" % (k, path))
         out["stats"] = st
+        out["module_per_second"] = parse_ticks(text)
         pb = _section(text, "PROBES")
         out["probes"] = parse_probes(pb) if pb else []
         out["events"] = _section(text, "EVENTS") or ""
@@ -168,6 +186,8 @@ def workload_cmd(args):
          "--mode", args.mode]
     if args.pruner:
         w += ["--pruner", args.pruner]
+    if getattr(args, "stop_first", False):
+        w.append("--stop-at-first")
     return " ".join(shlex.quote(x) for x in w)
 
 
@@ -180,9 +200,17 @@ def guest_script(args, module=True):
                       "echo %d > %s/inject/probability" % (args.probability, d),
                       "echo dcr-walk > %s/inject/comm" % d]
         parts += ["echo 1 > %s/reset" % d]
+        # Once a second: the module's running counts, for per-second
+        # timelines (compare --plot). Stopped before the final stats.
+        parts += ["(while :; do echo \"DCRACE-TICK $(cut -d' ' -f1 /proc/uptime)"
+                  " $(grep -E '^(false_enoent|caught|caught_late):' %s/stats | tr '\\n' ' ')\";"
+                  " sleep 1; done) & tick=$!" % d]
     parts.append(workload_cmd(args) + "; wrc=$?")
     if module:
         d = DEBUGFS
+        parts += ["kill $tick; wait $tick 2>/dev/null",
+                  "echo \"DCRACE-TICK $(cut -d' ' -f1 /proc/uptime)"
+                  " $(grep -E '^(false_enoent|caught|caught_late):' %s/stats | tr '\\n' ' ')\"" % d]
         parts += ["echo DCRACE-STATS-BEGIN; cat %s/stats; echo DCRACE-STATS-END" % d,
                   "echo DCRACE-PROBES-BEGIN; cat %s/probes; echo DCRACE-PROBES-END" % d,
                   "echo DCRACE-EVENTS-BEGIN; head -n 200 %s/events; echo DCRACE-EVENTS-END" % d]

@@ -7,18 +7,26 @@
  * kernel turned it into a false ENOENT (the 2011 bug) or caught it with
  * -ECHILD (the fix), and who pruned the dentry. See docs/design.md.
  *
- * Probes:
- *   walk_component  kretprobe  one walk step; its return value is the verdict
- *   lookup_fast     kprobe     the RCU lookup of one component (do_lookup)
- *   __d_lookup_rcu  kretprobe  the dentry found and the d_seq it sampled
+ * Probes (fast=1, the default: no return probes on the hot path):
+ *   walk_component  kprobe     one walk step begins; learns its return address
+ *   (return sites)  kprobes    one per learned return address of
+ *                              walk_component: rax is the step's verdict
+ *   lookup_fast+N   kprobe     right after its call of __d_lookup_rcu: rax is
+ *                              the dentry found, nd->next_seq the d_seq sampled
  *   step_into       kprobe     where 6.1 reads d_inode after the seq check
  *   __dentry_kill   kprobe     who pruned which dentry, and when
+ *   lookup_fast     kprobe     hit counter only (extra_probes=1)
+ * With fast=0 (or when a call site cannot be found) walk_component and
+ * __d_lookup_rcu are kretprobes instead: same data, about twice the cost.
  *
- * Lifetime rule: a dentry pointer sampled by the __d_lookup_rcu probe is
+ * Lifetime rule: a dentry pointer sampled by the rcu_lookup probe is
  * dereferenced only in the walk_component return handler of the same
  * step, and only while the walk is still in RCU mode (LOOKUP_RCU set),
  * i.e. inside the RCU read-side section in which it was found. Pointers
  * from the kill probe are compared, never dereferenced later.
+ *
+ * Handlers may run in int3 context, which is NMI-like: they take no lock
+ * that is not try-locked, and defer everything else (reports) to irq_work.
  */
 /* Messages carry their own "dcrace: " so reports can start with "BUG:". */
 #define pr_fmt(fmt) fmt
@@ -29,6 +37,7 @@
 #include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/hash.h>
+#include <linux/irq_work.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
@@ -37,6 +46,7 @@
 #include <linux/namei.h>
 #include <linux/path.h>
 #include <linux/percpu.h>
+#include <linux/prandom.h>
 #include <linux/random.h>
 #include <linux/ratelimit.h>
 #include <linux/sched.h>
@@ -78,6 +88,8 @@ enum dcrace_counter {
 	C_NOT_RCU,
 	C_PARENT_ECHILD,
 	C_SLOTS_FULL,
+	C_NEW_SITE,
+	C_EVENTS_DROPPED,
 	NR_COUNTERS
 };
 
@@ -97,6 +109,8 @@ static const char * const counter_names[NR_COUNTERS] = {
 	[C_NOT_RCU] = "left_rcu_unjudged",
 	[C_PARENT_ECHILD] = "parent_changed_echild",
 	[C_SLOTS_FULL] = "task_slots_full",
+	[C_NEW_SITE] = "steps_unjudged_new_site",
+	[C_EVENTS_DROPPED] = "events_dropped_busy",
 };
 
 enum dcrace_probe_id { P_WALK, P_LOOKUP, P_RCU, P_STEP, P_KILL, NR_PROBES };
@@ -167,6 +181,8 @@ static inline s64 knob(int k)
 
 static char inject_comm[TASK_COMM_LEN];
 static DEFINE_SPINLOCK(comm_lock);	/* writers of inject_comm */
+static seqcount_spinlock_t comm_seq = SEQCNT_SPINLOCK_ZERO(comm_seq, &comm_lock);
+static DEFINE_PER_CPU(struct rnd_state, inject_rnd);
 static atomic64_t inject_count;		/* eligible lookups, for interval */
 
 static int knob_set(struct dcrace_knob *k, const char *buf)
@@ -189,6 +205,8 @@ static int knob_set(struct dcrace_knob *k, const char *buf)
 /* Owned by one task between walk_component entry and return. */
 struct dcrace_slot {
 	struct task_struct *owner;
+	struct dcrace_nd_head *nd;	/* the walk's nameidata */
+	unsigned long ret_site;	/* where walk_component returns (fast) */
 	struct dentry *dentry;	/* see the lifetime rule at the top */
 	unsigned int seq;
 	bool valid;
@@ -382,17 +400,41 @@ static void report_work_fn(struct work_struct *w)
 
 static DECLARE_WORK(report_work, report_work_fn);
 
+/* Queued from probe handlers (NMI-safe); schedules the report work. */
+static void report_irq_fn(struct irq_work *w)
+{
+	schedule_work(&report_work);
+}
+
+static DEFINE_IRQ_WORK(report_irq_work, report_irq_fn);
+
 /* ---- injection ----------------------------------------------------------- */
 
+/*
+ * Lockless: this runs in probe handlers, maybe in int3 context. A reader
+ * that keeps meeting a writer gives up and does not delay this lookup.
+ */
 static bool comm_matches(void)
 {
 	char want[TASK_COMM_LEN];
-	unsigned long flags;
+	unsigned int seq, tries;
 
-	spin_lock_irqsave(&comm_lock, flags);
-	memcpy(want, inject_comm, sizeof(want));
-	spin_unlock_irqrestore(&comm_lock, flags);
-	return !want[0] || !strncmp(current->comm, want, TASK_COMM_LEN);
+	for (tries = 0; tries < 4; tries++) {
+		seq = raw_read_seqcount(&comm_seq);
+		if (seq & 1)
+			continue;
+		memcpy(want, inject_comm, sizeof(want));
+		if (!read_seqcount_retry(&comm_seq, seq))
+			return !want[0] ||
+			       !strncmp(current->comm, want, TASK_COMM_LEN);
+	}
+	return false;
+}
+
+/* A per-CPU PRNG: get_random_*() takes a local lock, not for int3 context. */
+static u32 inject_rand100(void)
+{
+	return prandom_u32_state(this_cpu_ptr(&inject_rnd)) % 100;
 }
 
 static void maybe_inject(void)
@@ -405,7 +447,7 @@ static void maybe_inject(void)
 	if (interval > 1 && atomic64_inc_return(&inject_count) % interval)
 		return;
 	prob = knob(K_PROBABILITY);
-	if (prob < 100 && get_random_u32_below(100) >= prob)
+	if (prob < 100 && inject_rand100() >= prob)
 		return;
 	if (knob(K_TIMES) > 0 &&
 	    atomic64_dec_if_positive(&knobs[K_TIMES].val) < 0)
@@ -423,7 +465,6 @@ static void maybe_inject(void)
 
 struct walk_data {
 	struct dcrace_slot *slot;
-	struct dcrace_nd_head *nd;
 };
 
 struct rcu_data {
@@ -446,7 +487,8 @@ static int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	this_cpu_inc(dcrace_pcpu.inflight[P_WALK]);
 	d->slot->valid = false;
 	d->slot->stepped = false;
-	d->nd = (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0);
+	d->slot->ret_site = 0;
+	d->slot->nd = (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0);
 	cnt_inc(C_WALKS);
 	return 0;
 }
@@ -579,7 +621,8 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 	e.result = (int)ret;
 	e.pid = task_pid_nr(current);
 	e.cpu = raw_smp_processor_id();
-	get_task_comm(e.comm, current);
+	/* current's own comm: no task_lock (not in int3 context) */
+	strscpy(e.comm, current->comm, sizeof(e.comm));
 	copy_name(e.name, sizeof(e.name), nd->last.name, nd->last.len,
 		  &e.name_truncated);
 	e.seq_sampled = s->seq;
@@ -591,26 +634,46 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 		e.kill_to_read_ns = (s64)(now - k.time_ns);
 	}
 	e.nr_stack = walker_stack(e.stack, DCRACE_STACK_DEPTH);
-	dcrace_ring_push(&events, &e);
+	if (!dcrace_ring_push(&events, &e))
+		cnt_inc(C_EVENTS_DROPPED);
 	if (knob(K_VERBOSE))
-		schedule_work(&report_work);
+		irq_work_queue(&report_irq_work);
+}
+
+/* The end of a step: judge it (if it ended in an error) and free the slot. */
+static void step_done(struct dcrace_slot *s, long ret)
+{
+	if (s->valid && (ret == -ENOENT || ret == -ECHILD)) {
+		if (READ_ONCE(s->nd->flags) & LOOKUP_RCU)
+			judge(s, s->nd, ret);
+		else
+			cnt_inc(C_NOT_RCU);
+	}
+	slot_release(s);
 }
 
 static int walk_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct walk_data *d = (struct walk_data *)ri->data;
-	struct dcrace_slot *s = d->slot;
-	long ret = (long)regs_return_value(regs);
 
-	if (s->valid && (ret == -ENOENT || ret == -ECHILD)) {
-		if (READ_ONCE(d->nd->flags) & LOOKUP_RCU)
-			judge(s, d->nd, ret);
-		else
-			cnt_inc(C_NOT_RCU);
-	}
-	slot_release(s);
+	step_done(d->slot, (long)regs_return_value(regs));
 	this_cpu_dec(dcrace_pcpu.inflight[P_WALK]);
 	return 0;
+}
+
+/* What the rcu_lookup probe records: the dentry and the d_seq it sampled. */
+static void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
+		       unsigned int seq)
+{
+	cnt_inc(C_RCU_LOOKUPS);
+	if (!dentry)
+		return;
+	s->seq = seq;
+	s->positive = !!READ_ONCE(dentry->d_inode);
+	s->dentry = dentry;
+	s->valid = true;
+	/* The window: d_seq sampled, d_inode not yet read by the walker. */
+	maybe_inject();
 }
 
 static int rcu_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -635,16 +698,221 @@ static int rcu_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct dcrace_slot *s = d->slot;
 
 	this_cpu_dec(dcrace_pcpu.inflight[P_RCU]);
-	cnt_inc(C_RCU_LOOKUPS);
-	if (!dentry || READ_ONCE(s->owner) != current)
+	if (READ_ONCE(s->owner) != current)
 		return 0;
-	s->seq = READ_ONCE(*d->seqp);
-	s->positive = !!READ_ONCE(dentry->d_inode);
-	s->dentry = dentry;
-	s->valid = true;
-	/* The window: d_seq sampled, d_inode not yet read by the walker. */
-	maybe_inject();
+	rcu_sample(s, dentry, READ_ONCE(*d->seqp));
 	return 0;
+}
+
+/* ---- fast probes: entry-only, no return hijacking ---------------------- */
+
+/*
+ * walk_component's return addresses, learned from its entry probe: each
+ * gets a kprobe (armed from a work item, in process context) whose handler
+ * sees the step's return value in rax. A step whose return address has no
+ * armed probe yet is not tracked (counted in steps_unjudged_new_site).
+ */
+#define DCRACE_RET_SITES	8
+
+struct dcrace_site {
+	unsigned long addr;	/* 0: free; set once, by cmpxchg */
+	bool armed;		/* its kprobe is registered */
+	bool failed;
+	struct kprobe kp;
+	char name[KSYM_SYMBOL_LEN];
+};
+
+static struct dcrace_site sites[DCRACE_RET_SITES];
+static bool sites_closed;	/* unloading: learn nothing more */
+
+static bool site_armed(unsigned long ra)
+{
+	int i;
+
+	for (i = 0; i < DCRACE_RET_SITES; i++) {
+		unsigned long a = READ_ONCE(sites[i].addr);
+
+		if (!a)
+			return false;
+		if (a != ra)
+			continue;
+		/* pairs with the release in site_work_fn(): kp is set up */
+		return smp_load_acquire(&sites[i].armed);
+	}
+	return false;
+}
+
+static void site_work_fn(struct work_struct *w);
+static DECLARE_WORK(site_work, site_work_fn);
+
+static void site_irq_fn(struct irq_work *w)
+{
+	schedule_work(&site_work);
+}
+
+static DEFINE_IRQ_WORK(site_irq_work, site_irq_fn);
+
+static void site_learn(unsigned long ra)
+{
+	int i;
+
+	if (READ_ONCE(sites_closed))
+		return;
+	for (i = 0; i < DCRACE_RET_SITES; i++) {
+		unsigned long a = READ_ONCE(sites[i].addr);
+
+		if (a == ra)
+			return;
+		if (!a && !cmpxchg(&sites[i].addr, 0, ra)) {
+			irq_work_queue(&site_irq_work);
+			return;
+		}
+		if (READ_ONCE(sites[i].addr) == ra)
+			return;
+	}
+}
+
+static int site_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct dcrace_slot *s = slot_find(current);
+
+	if (!s || s->ret_site != (unsigned long)p->addr)
+		return 0;
+	step_done(s, (long)regs->ax);
+	return 0;
+}
+
+static void site_work_fn(struct work_struct *w)
+{
+	int i, err;
+
+	for (i = 0; i < DCRACE_RET_SITES; i++) {
+		struct dcrace_site *st = &sites[i];
+
+		if (!READ_ONCE(st->addr) || st->armed || st->failed)
+			continue;
+		if (READ_ONCE(sites_closed))
+			return;
+		memset(&st->kp, 0, sizeof(st->kp));
+		st->kp.addr = (kprobe_opcode_t *)st->addr;
+		st->kp.pre_handler = site_pre;
+		err = register_kprobe(&st->kp);
+		sprint_symbol(st->name, st->addr);
+		if (err) {
+			st->failed = true;
+			pr_warn("dcrace: cannot probe walk_component's return to %s: %d\n",
+				st->name, err);
+			continue;
+		}
+		/* publish only a fully registered probe (site_armed()) */
+		smp_store_release(&st->armed, true);
+	}
+}
+
+static void sites_disarm(void)
+{
+	int i;
+
+	WRITE_ONCE(sites_closed, true);
+	irq_work_sync(&site_irq_work);
+	cancel_work_sync(&site_work);
+	for (i = 0; i < DCRACE_RET_SITES; i++) {
+		if (sites[i].armed)
+			unregister_kprobe(&sites[i].kp);
+		memset(&sites[i], 0, sizeof(sites[i]));
+	}
+}
+
+static int walk_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	unsigned long ra = regs_get_kernel_stack_nth(regs, 0);
+	struct dcrace_slot *s;
+
+	hit(P_WALK);
+	if (!knob(K_ENABLED))
+		return 0;
+	if (!site_armed(ra)) {
+		site_learn(ra);
+		cnt_inc(C_NEW_SITE);
+		return 0;
+	}
+	s = slot_claim(current);
+	if (!s) {
+		cnt_inc(C_SLOTS_FULL);
+		return 0;
+	}
+	s->valid = false;
+	s->stepped = false;
+	s->ret_site = ra;
+	s->nd = (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0);
+	cnt_inc(C_WALKS);
+	return 0;
+}
+
+/*
+ * Right after lookup_fast()'s call of __d_lookup_rcu(): rax is the dentry
+ * found, and the d_seq it sampled is in nd->next_seq (its seqp argument).
+ */
+static int rcu_site_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct dcrace_slot *s;
+
+	hit(P_RCU);
+	if (!knob(K_ENABLED))
+		return 0;
+	s = slot_find(current);
+	if (!s)
+		return 0;
+	rcu_sample(s, (struct dentry *)regs->ax, READ_ONCE(s->nd->next_seq));
+	return 0;
+}
+
+/*
+ * The address just after the one direct call of @callee in @caller, or 0
+ * (no such call, or more than one, or not readable).
+ */
+static unsigned long call_site_after(const char *caller, const char *callee)
+{
+	struct kprobe kp = { .symbol_name = caller };
+	struct kprobe kq = { .symbol_name = callee };
+	unsigned long start, size, off, target, a, found = 0;
+	char sym[KSYM_SYMBOL_LEN], *slash;
+	u8 insn[5];
+	int n = 0;
+
+	if (register_kprobe(&kp))
+		return 0;
+	start = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+	if (register_kprobe(&kq))
+		return 0;
+	target = (unsigned long)kq.addr;
+	unregister_kprobe(&kq);
+	/* "name+0xoff/0xsize": back to the symbols' starts, and the size */
+	sprint_symbol(sym, target);
+	slash = strchr(sym, '+');
+	if (!slash || sscanf(slash, "+%lx/%lx", &off, &size) != 2)
+		return 0;
+	target -= off;
+	sprint_symbol(sym, start);
+	slash = strchr(sym, '+');
+	if (!slash || sscanf(slash, "+%lx/%lx", &off, &size) != 2)
+		return 0;
+	start -= off;
+	for (a = start; a + sizeof(insn) <= start + size; a++) {
+		s32 rel;
+
+		if (copy_from_kernel_nofault(insn, (void *)a, sizeof(insn)))
+			return 0;
+		if (insn[0] != 0xe8)
+			continue;
+		memcpy(&rel, insn + 1, sizeof(rel));
+		if (a + sizeof(insn) + rel == target) {
+			found = a + sizeof(insn);
+			n++;
+		}
+	}
+	return n == 1 ? found : 0;
 }
 
 static int lookup_pre(struct kprobe *p, struct pt_regs *regs)
@@ -698,7 +966,7 @@ static int kill_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 static struct kretprobe walk_rp, rcu_rp;
-static struct kprobe lookup_kp, step_kp, kill_kp;
+static struct kprobe lookup_kp, step_kp, kill_kp, walk_kp, rcu_kp;
 
 struct dcrace_probe {
 	const char *name;
@@ -710,6 +978,8 @@ struct dcrace_probe {
 	bool extra;		/* armed only with extra_probes=1 */
 	const char *sym;	/* the symbol armed, NULL when missing */
 	int err;
+	bool fast;		/* armed as an entry-only kprobe (see top) */
+	char where[KSYM_SYMBOL_LEN];	/* fast rcu_lookup: the call site */
 };
 
 static struct dcrace_probe probes[NR_PROBES] = {
@@ -750,12 +1020,54 @@ static void probe_setup(enum dcrace_probe_id id, const char *sym)
 			     id == P_STEP ? step_pre : kill_pre;
 }
 
+static bool fast = true;
+module_param(fast, bool, 0444);
+MODULE_PARM_DESC(fast, "entry-only probes, no kretprobes on the hot path (default 1)");
+
+/*
+ * fast=1: walk_component as an entry kprobe (its returns are probed where
+ * they land), rcu_lookup as a kprobe just after lookup_fast()'s call of
+ * __d_lookup_rcu(). 0 when that is not possible here: use kretprobes.
+ */
+static int probe_arm_fast(enum dcrace_probe_id id)
+{
+	struct dcrace_probe *p = &probes[id];
+	unsigned long site;
+	int err;
+
+	if (id == P_WALK) {
+		memset(&walk_kp, 0, sizeof(walk_kp));
+		walk_kp.symbol_name = "walk_component";
+		walk_kp.pre_handler = walk_pre;
+		err = register_kprobe(&walk_kp);
+		if (err)
+			return err;
+		p->sym = "walk_component";
+	} else {
+		site = call_site_after("lookup_fast", "__d_lookup_rcu");
+		if (!site)
+			return -ENOENT;
+		memset(&rcu_kp, 0, sizeof(rcu_kp));
+		rcu_kp.addr = (kprobe_opcode_t *)site;
+		rcu_kp.pre_handler = rcu_site_pre;
+		err = register_kprobe(&rcu_kp);
+		if (err)
+			return err;
+		sprint_symbol(p->where, site);
+		p->sym = p->where;
+	}
+	p->fast = true;
+	return 0;
+}
+
 static int probe_arm(enum dcrace_probe_id id)
 {
 	struct dcrace_probe *p = &probes[id];
 	unsigned int i;
 	int err = -ENOENT;
 
+	if (fast && (id == P_WALK || id == P_RCU) && !probe_arm_fast(id))
+		return 0;
 	for (i = 0; i < ARRAY_SIZE(p->syms) && p->syms[i]; i++) {
 		probe_setup(id, p->syms[i]);
 		err = p->is_ret ? register_kretprobe(p->rp) :
@@ -798,7 +1110,12 @@ static void probe_disarm(enum dcrace_probe_id id)
 
 	if (!p->sym)
 		return;
-	if (p->is_ret) {
+	if (p->fast) {
+		unregister_kprobe(id == P_WALK ? &walk_kp : &rcu_kp);
+		if (id == P_WALK)
+			sites_disarm();
+		p->fast = false;
+	} else if (p->is_ret) {
 		kretprobe_drain(id);
 		unregister_kretprobe(p->rp);
 	} else {
@@ -877,9 +1194,20 @@ static int probes_show(struct seq_file *m, void *v)
 
 		seq_printf(m, "%s %s %s %s %llu\n", p->name,
 			   p->sym ? p->sym : p->syms[0],
-			   p->is_ret ? "kretprobe" : "kprobe",
+			   p->is_ret && !p->fast ? "kretprobe" : "kprobe",
 			   p->sym ? "armed" : probe_wanted(i) ? "missing" : "off",
 			   (u64)pcpu_sum(hits[i]));
+	}
+	/* walk_component's learned return sites (fast mode) */
+	for (i = 0; i < DCRACE_RET_SITES; i++) {
+		const struct dcrace_site *st = &sites[i];
+
+		/* pairs with site_work_fn(): st->name is written */
+		if (!smp_load_acquire(&st->armed) && !st->failed)
+			continue;
+		/* hits are not counted here: see walk_steps in stats */
+		seq_printf(m, "walk_return %s kprobe %s -\n", st->name,
+			   st->failed ? "failed" : "armed");
 	}
 	return 0;
 }
@@ -1018,7 +1346,9 @@ static ssize_t comm_write(struct file *file, const char __user *ubuf,
 	if (ret)
 		return ret;
 	spin_lock_irqsave(&comm_lock, flags);
+	write_seqcount_begin(&comm_seq);
 	memcpy(inject_comm, val, sizeof(inject_comm));
+	write_seqcount_end(&comm_seq);
 	spin_unlock_irqrestore(&comm_lock, flags);
 	*ppos += len;
 	return len;
@@ -1134,6 +1464,9 @@ static int __init dcrace_init(void)
 	int i, err;
 
 	dcrace_ring_init(&events, event_slots, DCRACE_EVENTS);
+	for_each_possible_cpu(i)
+		prandom_seed_state(per_cpu_ptr(&inject_rnd, i),
+				   get_random_u64() + i);
 	for (i = 0; i < NR_PROBES; i++) {
 		if (!probe_wanted(i))
 			continue;
@@ -1165,6 +1498,7 @@ static void __exit dcrace_exit(void)
 {
 	debugfs_remove(dbg_dir);
 	disarm_all();
+	irq_work_sync(&report_irq_work);
 	cancel_work_sync(&report_work);
 	pr_info("dcrace: unloaded\n");
 }

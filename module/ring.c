@@ -20,7 +20,12 @@ u64 dcrace_ring_push(struct dcrace_ring *r, struct dcrace_event *e)
 	unsigned long flags;
 	u64 id;
 
-	raw_spin_lock_irqsave(&r->lock, flags);
+	/*
+	 * Pushed from probe handlers, some in int3 (NMI-like) context: never
+	 * wait for the lock there. A busy ring drops the event (returns 0).
+	 */
+	if (!raw_spin_trylock_irqsave(&r->lock, flags))
+		return 0;
 	if (r->head >= r->cap)
 		r->lost++;
 	id = ++r->head;
