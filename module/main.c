@@ -89,6 +89,7 @@ enum dcrace_counter {
 	C_PARENT_ECHILD,
 	C_SLOTS_FULL,
 	C_NEW_SITE,
+	C_STEP_LOST,
 	C_EVENTS_DROPPED,
 	NR_COUNTERS
 };
@@ -110,6 +111,7 @@ static const char * const counter_names[NR_COUNTERS] = {
 	[C_PARENT_ECHILD] = "parent_changed_echild",
 	[C_SLOTS_FULL] = "task_slots_full",
 	[C_NEW_SITE] = "steps_unjudged_new_site",
+	[C_STEP_LOST] = "steps_return_missed",
 	[C_EVENTS_DROPPED] = "events_dropped_busy",
 };
 
@@ -248,6 +250,7 @@ static void slot_release(struct dcrace_slot *s)
 {
 	s->valid = false;
 	s->dentry = NULL;
+	s->ret_site = 0;
 	/* Order the clears above before the slot can be claimed again. */
 	smp_store_release(&s->owner, NULL);
 }
@@ -500,18 +503,25 @@ static bool probe_frame(unsigned long addr)
 	if (within_module(addr, THIS_MODULE))
 		return true;
 	sprint_symbol_no_offset(sym, addr);
+	/* an optimized probe's detour buffer has no symbol: "0x..." */
 	return strstr(sym, "rethook") || strstr(sym, "kretprobe") ||
-	       strstr(sym, "kprobe");
+	       strstr(sym, "kprobe") || strstr(sym, "opt_pre_handler") ||
+	       strstr(sym, "optimized_callback") || !strncmp(sym, "0x", 2);
 }
 
 /*
  * The walker's stack, without dcrace's and the probe machinery's frames.
  * Only on the rare race path: symbol lookups are not cheap.
  */
-static unsigned int walker_stack(unsigned long *out, unsigned int size)
+static unsigned int walker_stack(unsigned long *out, unsigned int size,
+				 unsigned long where)
 {
 	unsigned long raw[DCRACE_STACK_DEPTH + 16];
 	unsigned int n, i, j = 0;
+
+	/* fast probes: the walker is at walk_component's return site */
+	if (where && size)
+		out[j++] = where;
 
 	n = stack_trace_save(raw, ARRAY_SIZE(raw), 0);
 	for (i = 0; i < n && j < size; i++) {
@@ -633,7 +643,7 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 		memcpy(e.killer_comm, k.comm, sizeof(e.killer_comm));
 		e.kill_to_read_ns = (s64)(now - k.time_ns);
 	}
-	e.nr_stack = walker_stack(e.stack, DCRACE_STACK_DEPTH);
+	e.nr_stack = walker_stack(e.stack, DCRACE_STACK_DEPTH, s->ret_site);
 	if (!dcrace_ring_push(&events, &e))
 		cnt_inc(C_EVENTS_DROPPED);
 	if (knob(K_VERBOSE))
@@ -809,6 +819,29 @@ static void site_work_fn(struct work_struct *w)
 	}
 }
 
+/*
+ * Learn walk_component's usual return sites at load, before the workload
+ * runs: a few walks of our own (a multi-component path, a symlink in the
+ * middle, a last component), then arm what they taught synchronously.
+ * Arming later, while other vCPUs run the walk, is what can go wrong under
+ * multi-threaded TCG (a patched instruction not seen by a vCPU that keeps
+ * executing its old translation; see docs/design.md).
+ */
+static void sites_warm_up(void)
+{
+	static const char * const paths[] = {
+		"/proc/self/status", "/sys/kernel", "/dev/null", "/",
+	};
+	struct path path;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(paths); i++)
+		if (!kern_path(paths[i], LOOKUP_FOLLOW, &path))
+			path_put(&path);
+	irq_work_sync(&site_irq_work);
+	flush_work(&site_work);
+}
+
 static void sites_disarm(void)
 {
 	int i;
@@ -841,6 +874,9 @@ static int walk_pre(struct kprobe *p, struct pt_regs *regs)
 		cnt_inc(C_SLOTS_FULL);
 		return 0;
 	}
+	/* still set: the last step's return probe did not run (missed) */
+	if (s->ret_site)
+		cnt_inc(C_STEP_LOST);
 	s->valid = false;
 	s->stepped = false;
 	s->ret_site = ra;
@@ -1165,6 +1201,29 @@ static void reset_all(void)
 	}
 }
 
+/* Hits our kprobes lost to recursion (another probe running on the CPU). */
+static unsigned long kprobes_missed(void)
+{
+	unsigned long n = 0;
+	int i;
+
+	for (i = 0; i < NR_PROBES; i++) {
+		const struct dcrace_probe *p = &probes[i];
+
+		if (!p->sym)
+			continue;
+		if (p->fast)
+			n += i == P_WALK ? walk_kp.nmissed : rcu_kp.nmissed;
+		else if (!p->is_ret)
+			n += p->kp->nmissed;
+	}
+	for (i = 0; i < DCRACE_RET_SITES; i++)
+		/* pairs with site_work_fn(): the kprobe is registered */
+		if (smp_load_acquire(&sites[i].armed))
+			n += sites[i].kp.nmissed;
+	return n;
+}
+
 static int stats_show(struct seq_file *m, void *v)
 {
 	u64 first, last, lost;
@@ -1177,6 +1236,7 @@ static int stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "events: %llu\n", last);
 	seq_printf(m, "events_lost: %llu\n", lost);
 	seq_printf(m, "early_test: %d\n", early_test_now());
+	seq_printf(m, "kprobe_missed: %lu\n", kprobes_missed());
 	seq_printf(m, "kretprobe_missed: %d\n",
 		   (probes[P_WALK].sym ? walk_rp.nmissed : 0) +
 		   (probes[P_RCU].sym ? rcu_rp.nmissed : 0));
@@ -1486,6 +1546,8 @@ static int __init dcrace_init(void)
 			probes[i].syms[1] ? ", " : "",
 			probes[i].syms[1] ? probes[i].syms[1] : "", err);
 	}
+	if (probes[P_WALK].fast)
+		sites_warm_up();
 	debugfs_setup();
 	pr_info("dcrace: loaded: walk_component=%s lookup=%s rcu=%s step=%s kill=%s\n",
 		probes[P_WALK].sym ?: "-", probes[P_LOOKUP].sym ?: "-",
