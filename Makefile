@@ -2,6 +2,8 @@
 # (out of tree: make -C <kernel build tree> M=$PWD).
 #
 #   make compare     the main job: unfixed vs fixed kernel, side by side
+#   make bench       probe cost, time to first false ENOENT, pipeline times
+#                    (writes docs/benchmarks.md and .json; ARGS=--cold too)
 #   make check       every test (host and in-guest), ends "N passed, N failed"
 #   make kernels     build the unfixed and fixed kernels (VARIANT=debug too)
 #   make initramfs   the busybox guest image
@@ -12,7 +14,7 @@ HS := host-scripts
 VARIANT ?= std
 ARGS ?=
 
-.PHONY: all deps kernels initramfs module compare check lint help clean
+.PHONY: all deps kernels initramfs module compare bench check lint help clean
 
 all: module
 
@@ -33,6 +35,9 @@ module: kernels
 
 compare: kernels initramfs module
 	@$(HS)/compare $(ARGS)
+
+bench: kernels initramfs module
+	@$(HS)/bench $(ARGS)
 
 check: deps kernels initramfs module
 	@$(HS)/build-kernels --variant debug

@@ -199,13 +199,15 @@ def guest_script(args, module=True):
             parts += ["echo %d > %s/inject/delay_us" % (args.inject_us, d),
                       "echo %d > %s/inject/probability" % (args.probability, d),
                       "echo dcr-walk > %s/inject/comm" % d]
+        # The tree first, so that the ticks below start with the timed run.
+        parts += [workload_cmd(args) + " --setup-only >/dev/null || exit 1"]
         parts += ["echo 1 > %s/reset" % d]
         # Once a second: the module's running counts, for per-second
         # timelines (compare --plot). Stopped before the final stats.
         parts += ["(while :; do echo \"DCRACE-TICK $(cut -d' ' -f1 /proc/uptime)"
                   " $(grep -E '^(false_enoent|caught|caught_late):' %s/stats | tr '\\n' ' ')\";"
                   " sleep 1; done) & tick=$!" % d]
-    parts.append(workload_cmd(args) + "; wrc=$?")
+    parts.append(workload_cmd(args) + (" --no-setup" if module else "") + "; wrc=$?")
     if module:
         d = DEBUGFS
         parts += ["kill $tick; wait $tick 2>/dev/null",

@@ -506,7 +506,8 @@ static bool probe_frame(unsigned long addr)
 	/* an optimized probe's detour buffer has no symbol: "0x..." */
 	return strstr(sym, "rethook") || strstr(sym, "kretprobe") ||
 	       strstr(sym, "kprobe") || strstr(sym, "opt_pre_handler") ||
-	       strstr(sym, "optimized_callback") || !strncmp(sym, "0x", 2);
+	       strstr(sym, "optimized_callback") || strstr(sym, "exc_int3") ||
+	       !strncmp(sym, "0x", 2);
 }
 
 /*
@@ -525,7 +526,8 @@ static unsigned int walker_stack(unsigned long *out, unsigned int size,
 
 	n = stack_trace_save(raw, ARRAY_SIZE(raw), 0);
 	for (i = 0; i < n && j < size; i++) {
-		if (probe_frame(raw[i]))
+		/* an int3 probe's frame: its address + 1, already out[0] */
+		if (probe_frame(raw[i]) || (where && raw[i] == where + 1))
 			continue;
 		if (j && raw[i] == out[j - 1])
 			continue;
