@@ -7,7 +7,9 @@
  * kernel turned it into a false ENOENT (the 2011 bug) or caught it with
  * -ECHILD (the fix), and who pruned the dentry. See docs/design.md.
  *
- * Probes (fast=1, the default: no return probes on the hot path):
+ * Probes (fast=1, the default: no return probes on the hot path; in stack
+ * mode, after the load's warm-up, the walk_component entry probe is gone
+ * and rcu_lookup opens the steps, see rcu_site_claim()):
  *   walk_component  kprobe     one walk step begins; learns its return address
  *   (return sites)  kprobes    one per learned return address of
  *                              walk_component: rax is the step's verdict
@@ -496,6 +498,21 @@ static int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
+/*
+ * judge()'s event and stack buffers: per CPU, not on the stack (a probe
+ * handler's frame must stay small, KASAN builds make it larger). Safe:
+ * handlers run with preemption off and do not nest on a CPU (a probe hit
+ * inside a handler is counted as missed, not run).
+ */
+#define DCRACE_STACK_RAW	(DCRACE_STACK_DEPTH + 16)
+
+struct dcrace_judge_scratch {
+	struct dcrace_event event;
+	unsigned long raw[DCRACE_STACK_RAW];
+};
+
+static DEFINE_PER_CPU(struct dcrace_judge_scratch, judge_scratch);
+
 static bool probe_frame(unsigned long addr)
 {
 	char sym[KSYM_SYMBOL_LEN];
@@ -517,14 +534,14 @@ static bool probe_frame(unsigned long addr)
 static unsigned int walker_stack(unsigned long *out, unsigned int size,
 				 unsigned long where)
 {
-	unsigned long raw[DCRACE_STACK_DEPTH + 16];
+	unsigned long *raw = this_cpu_ptr(judge_scratch.raw);
 	unsigned int n, i, j = 0;
 
 	/* fast probes: the walker is at walk_component's return site */
 	if (where && size)
 		out[j++] = where;
 
-	n = stack_trace_save(raw, ARRAY_SIZE(raw), 0);
+	n = stack_trace_save(raw, DCRACE_STACK_RAW, 0);
 	for (i = 0; i < n && j < size; i++) {
 		/* an int3 probe's frame: its address + 1, already out[0] */
 		if (probe_frame(raw[i]) || (where && raw[i] == where + 1))
@@ -570,7 +587,7 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 	struct dentry *dentry = s->dentry;
 	struct dcrace_sighting sg = { .result = (int)ret };
 	struct dcrace_kill k;
-	struct dcrace_event e;
+	struct dcrace_event *ep = this_cpu_ptr(&judge_scratch.event);
 	enum dcrace_verdict v;
 	unsigned int cur;
 	bool killed;
@@ -627,26 +644,26 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 		return;
 	}
 
-	memset(&e, 0, sizeof(e));
-	e.time_ns = now;
-	e.verdict = v;
-	e.result = (int)ret;
-	e.pid = task_pid_nr(current);
-	e.cpu = raw_smp_processor_id();
+	memset(ep, 0, sizeof(*ep));
+	ep->time_ns = now;
+	ep->verdict = v;
+	ep->result = (int)ret;
+	ep->pid = task_pid_nr(current);
+	ep->cpu = raw_smp_processor_id();
 	/* current's own comm: no task_lock (not in int3 context) */
-	strscpy(e.comm, current->comm, sizeof(e.comm));
-	copy_name(e.name, sizeof(e.name), nd->last.name, nd->last.len,
-		  &e.name_truncated);
-	e.seq_sampled = s->seq;
-	e.seq_current = cur;
+	strscpy(ep->comm, current->comm, sizeof(ep->comm));
+	copy_name(ep->name, sizeof(ep->name), nd->last.name, nd->last.len,
+		  &ep->name_truncated);
+	ep->seq_sampled = s->seq;
+	ep->seq_current = cur;
 	if (killed) {
-		e.killer_known = true;
-		e.killer_pid = k.pid;
-		memcpy(e.killer_comm, k.comm, sizeof(e.killer_comm));
-		e.kill_to_read_ns = (s64)(now - k.time_ns);
+		ep->killer_known = true;
+		ep->killer_pid = k.pid;
+		memcpy(ep->killer_comm, k.comm, sizeof(ep->killer_comm));
+		ep->kill_to_read_ns = (s64)(now - k.time_ns);
 	}
-	e.nr_stack = walker_stack(e.stack, DCRACE_STACK_DEPTH, s->ret_site);
-	if (!dcrace_ring_push(&events, &e))
+	ep->nr_stack = walker_stack(ep->stack, DCRACE_STACK_DEPTH, s->ret_site);
+	if (!dcrace_ring_push(&events, ep))
 		cnt_inc(C_EVENTS_DROPPED);
 	if (knob(K_VERBOSE))
 		irq_work_queue(&report_irq_work);
@@ -717,6 +734,21 @@ static int rcu_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 
 /* ---- fast probes: entry-only, no return hijacking ---------------------- */
+
+/* Stack mode (see rcu_site_claim()): what the warm-up learns. */
+#define DCRACE_STACK_SCAN	48
+
+static unsigned long wc_lookup_ret;	/* after walk_component's call of lookup_fast */
+static int k_lookup = -1, k_walk = -1;	/* their word offsets at the site */
+static int stack_seen;			/* learning hits that agreed */
+static bool stack_bad;			/* learning hits disagreed */
+static bool stack_learning, stack_mode, walk_kp_armed;
+
+static bool stack_claim = true;
+module_param(stack_claim, bool, 0444);
+MODULE_PARM_DESC(stack_claim, "open steps from the rcu_lookup probe, no walk_component entry probe (default 1)");
+
+static struct kprobe walk_kp, rcu_kp;	/* the fast walk_component, rcu_lookup */
 
 /*
  * walk_component's return addresses, learned from its entry probe: each
@@ -829,7 +861,7 @@ static void site_work_fn(struct work_struct *w)
  * multi-threaded TCG (a patched instruction not seen by a vCPU that keeps
  * executing its old translation; see docs/design.md).
  */
-static void sites_warm_up(void)
+static void warm_up_walks(void)
 {
 	static const char * const paths[] = {
 		"/proc/self/status", "/sys/kernel", "/dev/null", "/",
@@ -840,8 +872,25 @@ static void sites_warm_up(void)
 	for (i = 0; i < ARRAY_SIZE(paths); i++)
 		if (!kern_path(paths[i], LOOKUP_FOLLOW, &path))
 			path_put(&path);
+}
+
+static void sites_warm_up(void)
+{
+	warm_up_walks();
 	irq_work_sync(&site_irq_work);
 	flush_work(&site_work);
+	if (!stack_claim || !wc_lookup_ret)
+		return;
+	/* the sites are armed now: steps are tracked, offsets can be learnt */
+	WRITE_ONCE(stack_learning, true);
+	warm_up_walks();
+	WRITE_ONCE(stack_learning, false);
+	if (stack_seen < 2 || stack_bad || k_lookup < 0 || k_walk < 0)
+		return;
+	/* from now on rcu_lookup claims the steps: drop the entry probe */
+	WRITE_ONCE(stack_mode, true);
+	unregister_kprobe(&walk_kp);
+	walk_kp_armed = false;
 }
 
 static void sites_disarm(void)
@@ -864,7 +913,7 @@ static int walk_pre(struct kprobe *p, struct pt_regs *regs)
 	struct dcrace_slot *s;
 
 	hit(P_WALK);
-	if (!knob(K_ENABLED))
+	if (!knob(K_ENABLED) || READ_ONCE(stack_mode))
 		return 0;
 	if (!site_armed(ra)) {
 		site_learn(ra);
@@ -888,6 +937,72 @@ static int walk_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 /*
+ * Stack mode: the rcu_lookup probe also opens the step, so that
+ * walk_component() needs no entry probe (one probe less per component).
+ * At the rcu_lookup site the stack holds, at fixed word offsets for this
+ * build, lookup_fast()'s return address (into walk_component(), when that
+ * is the caller) and walk_component()'s own return address (a return
+ * site). Both offsets are learnt at load from the warm-up walks, while
+ * the entry probe still runs, by finding those known values on the stack.
+ */
+
+static void stack_learn(const struct dcrace_slot *s, struct pt_regs *regs)
+{
+	const unsigned long *sp = (const unsigned long *)regs->sp;
+	int k, kl = -1, kw = -1;
+
+	for (k = 0; k < DCRACE_STACK_SCAN; k++) {
+		if (kl < 0 && sp[k] == wc_lookup_ret) {
+			kl = k;
+		} else if (kl >= 0 && sp[k] == s->ret_site) {
+			kw = k;
+			break;
+		}
+	}
+	if (kl < 0 || kw < 0) {
+		stack_bad = true;
+		return;
+	}
+	if (stack_seen && (kl != k_lookup || kw != k_walk))
+		stack_bad = true;
+	k_lookup = kl;
+	k_walk = kw;
+	stack_seen++;
+}
+
+static int rcu_site_claim(struct pt_regs *regs)
+{
+	const unsigned long *sp = (const unsigned long *)regs->sp;
+	struct dentry *dentry = (struct dentry *)regs->ax;
+	struct dcrace_slot *s;
+	unsigned long ra;
+
+	/* no dentry: the step leaves RCU mode or fails, nothing to judge */
+	if (!dentry || sp[k_lookup] != wc_lookup_ret)
+		return 0;
+	ra = sp[k_walk];
+	if (!site_armed(ra)) {
+		site_learn(ra);
+		cnt_inc(C_NEW_SITE);
+		return 0;
+	}
+	s = slot_claim(current);
+	if (!s) {
+		cnt_inc(C_SLOTS_FULL);
+		return 0;
+	}
+	if (s->ret_site)
+		cnt_inc(C_STEP_LOST);
+	s->stepped = false;
+	s->ret_site = ra;
+	/* the walk's nameidata: set by set_nameidata() for this walk */
+	s->nd = (struct dcrace_nd_head *)current->nameidata;
+	cnt_inc(C_WALKS);
+	rcu_sample(s, dentry, READ_ONCE(s->nd->next_seq));
+	return 0;
+}
+
+/*
  * Right after lookup_fast()'s call of __d_lookup_rcu(): rax is the dentry
  * found, and the d_seq it sampled is in nd->next_seq (its seqp argument).
  */
@@ -898,11 +1013,34 @@ static int rcu_site_pre(struct kprobe *p, struct pt_regs *regs)
 	hit(P_RCU);
 	if (!knob(K_ENABLED))
 		return 0;
+	if (READ_ONCE(stack_mode))
+		return rcu_site_claim(regs);
 	s = slot_find(current);
 	if (!s)
 		return 0;
+	if (READ_ONCE(stack_learning) && s->ret_site)
+		stack_learn(s, regs);
 	rcu_sample(s, (struct dentry *)regs->ax, READ_ONCE(s->nd->next_seq));
 	return 0;
+}
+
+/* The start and size of the function @name (looked up by a kprobe). */
+static noinline unsigned long func_start(const char *name, unsigned long *size)
+{
+	struct kprobe kp = { .symbol_name = name };
+	char sym[KSYM_SYMBOL_LEN], *plus;
+	unsigned long addr, off;
+
+	if (register_kprobe(&kp))
+		return 0;
+	addr = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+	/* "name+0xoff/0xsize": back to the start (past an endbr64) */
+	sprint_symbol(sym, addr);
+	plus = strchr(sym, '+');
+	if (!plus || sscanf(plus, "+%lx/%lx", &off, size) != 2)
+		return 0;
+	return addr - off;
 }
 
 /*
@@ -911,32 +1049,14 @@ static int rcu_site_pre(struct kprobe *p, struct pt_regs *regs)
  */
 static unsigned long call_site_after(const char *caller, const char *callee)
 {
-	struct kprobe kp = { .symbol_name = caller };
-	struct kprobe kq = { .symbol_name = callee };
-	unsigned long start, size, off, target, a, found = 0;
-	char sym[KSYM_SYMBOL_LEN], *slash;
+	unsigned long start, size, target, a, found = 0;
 	u8 insn[5];
 	int n = 0;
 
-	if (register_kprobe(&kp))
+	target = func_start(callee, &size);
+	start = func_start(caller, &size);
+	if (!target || !start)
 		return 0;
-	start = (unsigned long)kp.addr;
-	unregister_kprobe(&kp);
-	if (register_kprobe(&kq))
-		return 0;
-	target = (unsigned long)kq.addr;
-	unregister_kprobe(&kq);
-	/* "name+0xoff/0xsize": back to the symbols' starts, and the size */
-	sprint_symbol(sym, target);
-	slash = strchr(sym, '+');
-	if (!slash || sscanf(slash, "+%lx/%lx", &off, &size) != 2)
-		return 0;
-	target -= off;
-	sprint_symbol(sym, start);
-	slash = strchr(sym, '+');
-	if (!slash || sscanf(slash, "+%lx/%lx", &off, &size) != 2)
-		return 0;
-	start -= off;
 	for (a = start; a + sizeof(insn) <= start + size; a++) {
 		s32 rel;
 
@@ -1004,7 +1124,7 @@ static int kill_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 static struct kretprobe walk_rp, rcu_rp;
-static struct kprobe lookup_kp, step_kp, kill_kp, walk_kp, rcu_kp;
+static struct kprobe lookup_kp, step_kp, kill_kp;
 
 struct dcrace_probe {
 	const char *name;
@@ -1080,6 +1200,8 @@ static int probe_arm_fast(enum dcrace_probe_id id)
 		err = register_kprobe(&walk_kp);
 		if (err)
 			return err;
+		walk_kp_armed = true;
+		wc_lookup_ret = call_site_after("walk_component", "lookup_fast");
 		p->sym = "walk_component";
 	} else {
 		site = call_site_after("lookup_fast", "__d_lookup_rcu");
@@ -1149,7 +1271,10 @@ static void probe_disarm(enum dcrace_probe_id id)
 	if (!p->sym)
 		return;
 	if (p->fast) {
-		unregister_kprobe(id == P_WALK ? &walk_kp : &rcu_kp);
+		if (id == P_RCU)
+			unregister_kprobe(&rcu_kp);
+		else if (walk_kp_armed)
+			unregister_kprobe(&walk_kp);
 		if (id == P_WALK)
 			sites_disarm();
 		p->fast = false;
@@ -1256,6 +1381,7 @@ static int probes_show(struct seq_file *m, void *v)
 
 		seq_printf(m, "%s %s %s %s %llu\n", p->name,
 			   p->sym ? p->sym : p->syms[0],
+			   i == P_WALK && stack_mode ? "from-rcu_lookup" :
 			   p->is_ret && !p->fast ? "kretprobe" : "kprobe",
 			   p->sym ? "armed" : probe_wanted(i) ? "missing" : "off",
 			   (u64)pcpu_sum(hits[i]));

@@ -6,7 +6,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 16
+plan 17
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -24,6 +24,10 @@ t0=$(date +%s%N)
 "$HS/build-kernels" --variant debian >/dev/null 2>&1
 ms=$((($(date +%s%N) - t0) / 1000000))
 ok "$([[ $ms -lt 5000 ]]; echo $?)" "a second fetch is a cached no-op (${ms} ms)"
+
+# fetch-debian itself: --print names the same cached kernel
+out=$("$HS/fetch-debian" --print 2>/dev/null || true)
+ok "$([[ $out == "$(cat "$tmp/fetch")" ]]; echo $?)" "fetch-debian --print names the cached kernel ($out)"
 
 # 3. nothing is installed on the host
 check "nothing went into the host's /boot or /lib/modules" \

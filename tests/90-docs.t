@@ -31,7 +31,7 @@ EOF
 mapfile -t scripts < <(sed -n 's/^script //p' "$tmp/cmds")
 mapfile -t targets < <(sed -n 's/^target //p' "$tmp/cmds")
 # lib.sh and dcrace_harness.py are sourced/imported, not run.
-plan $((${#scripts[@]} * 2 + ${#targets[@]} + 5))
+plan $((${#scripts[@]} * 2 + ${#targets[@]} + 6))
 diag "the docs name: scripts ${scripts[*]}; make targets ${targets[*]}"
 
 # 1. every script: --help, and a real run in some test file
@@ -39,7 +39,7 @@ for s in "${scripts[@]}"; do
 	rc=0
 	out=$("$HS/$s" --help 2>&1) || rc=$?
 	ok "$([[ $rc -eq 0 ]] && grep -qi usage <<<"$out"; echo $?)" "host-scripts/$s --help (exit $rc)"
-	users=$(grep -lE "(\\\$HS|host-scripts)/$s\\b" tests/*.t | grep -v 90-docs.t | xargs -r -n1 basename | tr '\n' ' ' || true)
+	users=$(grep -lE "(\\\$HS|host-scripts)/$s\\b" tests/*.t | xargs -r -n1 basename | tr '\n' ' ' || true)
 	ok "$([[ -n $users ]]; echo $?)" "host-scripts/$s runs for real in: ${users:-NO TEST}"
 done
 
@@ -103,7 +103,13 @@ out=$("$HS/run-guest" -q --copy "$ko" --log "$T_RESULTS/docs-debugfs.log" --exec
 ok "$rc" "debugfs.md's example commands run in the guest (exit $rc)"
 ok "$(grep -qx 'CHECK 20 100 dcr-walk 1' <<<"$out"; echo $?)" "and leave the knobs as the docs say ($(grep CHECK <<<"$out" || echo none))"
 
-# 5. README's main command is the one .ci/run's test command relies on
+# 5. docs/benchmarks.md is what make bench made of docs/benchmarks.json
+rc=0
+"$HS/bench" --render >"$tmp/bench.md" 2>"$tmp/bench.err" || rc=$?
+ok "$([[ $rc -eq 0 ]] && cmp -s "$tmp/bench.md" docs/benchmarks.md; echo $?)" \
+	"docs/benchmarks.md matches docs/benchmarks.json (bench --render, exit $rc)"
+
+# 6. README's main command is the one .ci/run's test command relies on
 ok "$(grep -q '^make check' README.md && grep -q 'make check' .ci/run; echo $?)" "README's test command is what CI runs"
 
 done_testing
