@@ -887,24 +887,20 @@ static void sites_warm_up(void)
 	WRITE_ONCE(stack_learning, false);
 	if (stack_seen < 2 || stack_bad || k_lookup < 0 || k_walk < 0)
 		return;
-	/* from now on rcu_lookup claims the steps: drop the entry probe */
+	/*
+	 * From now on rcu_lookup claims the steps: disable the entry probe
+	 * (no RCU wait here; disarm_all() unregisters it with the rest).
+	 */
 	WRITE_ONCE(stack_mode, true);
-	unregister_kprobe(&walk_kp);
-	walk_kp_armed = false;
+	disable_kprobe(&walk_kp);
 }
 
-static void sites_disarm(void)
+/* Learn no more sites; the armed ones are unregistered by disarm_all(). */
+static void sites_close(void)
 {
-	int i;
-
 	WRITE_ONCE(sites_closed, true);
 	irq_work_sync(&site_irq_work);
 	cancel_work_sync(&site_work);
-	for (i = 0; i < DCRACE_RET_SITES; i++) {
-		if (sites[i].armed)
-			unregister_kprobe(&sites[i].kp);
-		memset(&sites[i], 0, sizeof(sites[i]));
-	}
 }
 
 static int walk_pre(struct kprobe *p, struct pt_regs *regs)
@@ -1264,27 +1260,45 @@ static void kretprobe_drain(enum dcrace_probe_id id)
 			p->name, left);
 }
 
-static void probe_disarm(enum dcrace_probe_id id)
+/*
+ * Unregister everything, the kprobes in one batch: unregister_kprobes()
+ * waits for RCU (and the kprobe optimizer) once, not once per probe, which
+ * under TCG on the debug kernel is most of what rmmod costs.
+ */
+static void disarm_all(void)
 {
-	struct dcrace_probe *p = &probes[id];
+	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES];
+	int i, n = 0;
 
-	if (!p->sym)
-		return;
-	if (p->fast) {
-		if (id == P_RCU)
-			unregister_kprobe(&rcu_kp);
-		else if (walk_kp_armed)
-			unregister_kprobe(&walk_kp);
-		if (id == P_WALK)
-			sites_disarm();
-		p->fast = false;
-	} else if (p->is_ret) {
-		kretprobe_drain(id);
-		unregister_kretprobe(p->rp);
-	} else {
-		unregister_kprobe(p->kp);
+	sites_close();
+	for (i = NR_PROBES - 1; i >= 0; i--) {
+		struct dcrace_probe *p = &probes[i];
+
+		if (!p->sym)
+			continue;
+		if (p->fast) {
+			if (i == P_RCU)
+				kps[n++] = &rcu_kp;
+			else if (walk_kp_armed)
+				kps[n++] = &walk_kp;
+		} else if (p->is_ret) {
+			kretprobe_drain(i);
+			unregister_kretprobe(p->rp);
+		} else {
+			kps[n++] = p->kp;
+		}
 	}
-	p->sym = NULL;
+	for (i = 0; i < DCRACE_RET_SITES; i++)
+		if (sites[i].armed)
+			kps[n++] = &sites[i].kp;
+	if (n)
+		unregister_kprobes(kps, n);
+	for (i = 0; i < NR_PROBES; i++) {
+		probes[i].sym = NULL;
+		probes[i].fast = false;
+	}
+	memset(sites, 0, sizeof(sites));
+	walk_kp_armed = false;
 }
 
 /*
@@ -1638,14 +1652,6 @@ module_param_cb(comm, &comm_param_ops, NULL, 0444);
 MODULE_PARM_DESC(comm, "delay only tasks with this comm (default: all)");
 
 /* ---- init/exit ----------------------------------------------------------- */
-
-static void disarm_all(void)
-{
-	int i;
-
-	for (i = NR_PROBES - 1; i >= 0; i--)
-		probe_disarm(i);
-}
 
 static int __init dcrace_init(void)
 {
