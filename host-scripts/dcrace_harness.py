@@ -204,15 +204,13 @@ def guest_script(args, module=True):
         parts += ["echo 1 > %s/reset" % d]
         # Once a second: the module's running counts, for per-second
         # timelines (compare --plot). Stopped before the final stats.
-        parts += ["(while :; do echo \"DCRACE-TICK $(cut -d' ' -f1 /proc/uptime)"
-                  " $(grep -E '^(false_enoent|caught|caught_late):' %s/stats | tr '\\n' ' ')\";"
-                  " sleep 1; done) & tick=$!" % d]
+        parts += ["tick() { echo \"DCRACE-TICK $(cut -d' ' -f1 /proc/uptime)"
+                  " $(grep -E '^(false_enoent|caught|caught_late):' %s/stats | tr '\\n' ' ')\"; }" % d,
+                  "(while :; do tick; sleep 1; done) & tickpid=$!"]
     parts.append(workload_cmd(args) + (" --no-setup" if module else "") + "; wrc=$?")
     if module:
         d = DEBUGFS
-        parts += ["kill $tick; wait $tick 2>/dev/null",
-                  "echo \"DCRACE-TICK $(cut -d' ' -f1 /proc/uptime)"
-                  " $(grep -E '^(false_enoent|caught|caught_late):' %s/stats | tr '\\n' ' ')\"" % d]
+        parts += ["kill $tickpid; wait $tickpid 2>/dev/null", "tick"]
         parts += ["echo DCRACE-STATS-BEGIN; cat %s/stats; echo DCRACE-STATS-END" % d,
                   "echo DCRACE-PROBES-BEGIN; cat %s/probes; echo DCRACE-PROBES-END" % d,
                   "echo DCRACE-EVENTS-BEGIN; head -n 200 %s/events; echo DCRACE-EVENTS-END" % d]

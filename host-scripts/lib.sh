@@ -141,3 +141,10 @@ early_test_param() {
 	debian) echo "early_test=0" ;;
 	esac
 }
+
+# newc_archive DIR: DIR's tree as a newc cpio archive on stdout (root owned,
+# sorted, so the same tree gives the same bytes).
+newc_archive() {
+	(cd "$1" && find . -print0 | LC_ALL=C sort -z |
+		cpio --null -o -H newc --owner=0:0 --quiet)
+}

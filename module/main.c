@@ -477,6 +477,30 @@ struct rcu_data {
 	unsigned int *seqp;
 };
 
+/*
+ * Open a step of current's walk @nd that returns to @ret_site (0: the
+ * kretprobe sees the return): claim the task's slot and reset it.
+ */
+static struct dcrace_slot *step_open(unsigned long ret_site,
+				     struct dcrace_nd_head *nd)
+{
+	struct dcrace_slot *s = slot_claim(current);
+
+	if (!s) {
+		cnt_inc(C_SLOTS_FULL);
+		return NULL;
+	}
+	/* still set: the last step's return probe did not run (missed) */
+	if (s->ret_site)
+		cnt_inc(C_STEP_LOST);
+	s->valid = false;
+	s->stepped = false;
+	s->ret_site = ret_site;
+	s->nd = nd;
+	cnt_inc(C_WALKS);
+	return s;
+}
+
 static int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct walk_data *d = (struct walk_data *)ri->data;
@@ -484,17 +508,11 @@ static int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	hit(P_WALK);
 	if (!knob(K_ENABLED))
 		return 1;
-	d->slot = slot_claim(current);
-	if (!d->slot) {
-		cnt_inc(C_SLOTS_FULL);
+	d->slot = step_open(0, (struct dcrace_nd_head *)
+				   regs_get_kernel_argument(regs, 0));
+	if (!d->slot)
 		return 1;
-	}
 	this_cpu_inc(dcrace_pcpu.inflight[P_WALK]);
-	d->slot->valid = false;
-	d->slot->stepped = false;
-	d->slot->ret_site = 0;
-	d->slot->nd = (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0);
-	cnt_inc(C_WALKS);
 	return 0;
 }
 
@@ -903,32 +921,24 @@ static void sites_close(void)
 	cancel_work_sync(&site_work);
 }
 
+/* Is return site @ra probed? If not, have it learnt; the step is not tracked. */
+static bool site_ready(unsigned long ra)
+{
+	if (site_armed(ra))
+		return true;
+	site_learn(ra);
+	cnt_inc(C_NEW_SITE);
+	return false;
+}
+
 static int walk_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	unsigned long ra = regs_get_kernel_stack_nth(regs, 0);
-	struct dcrace_slot *s;
 
 	hit(P_WALK);
-	if (!knob(K_ENABLED) || READ_ONCE(stack_mode))
+	if (!knob(K_ENABLED) || READ_ONCE(stack_mode) || !site_ready(ra))
 		return 0;
-	if (!site_armed(ra)) {
-		site_learn(ra);
-		cnt_inc(C_NEW_SITE);
-		return 0;
-	}
-	s = slot_claim(current);
-	if (!s) {
-		cnt_inc(C_SLOTS_FULL);
-		return 0;
-	}
-	/* still set: the last step's return probe did not run (missed) */
-	if (s->ret_site)
-		cnt_inc(C_STEP_LOST);
-	s->valid = false;
-	s->stepped = false;
-	s->ret_site = ra;
-	s->nd = (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0);
-	cnt_inc(C_WALKS);
+	step_open(ra, (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0));
 	return 0;
 }
 
@@ -977,24 +987,12 @@ static int rcu_site_claim(struct pt_regs *regs)
 	if (!dentry || sp[k_lookup] != wc_lookup_ret)
 		return 0;
 	ra = sp[k_walk];
-	if (!site_armed(ra)) {
-		site_learn(ra);
-		cnt_inc(C_NEW_SITE);
+	if (!site_ready(ra))
 		return 0;
-	}
-	s = slot_claim(current);
-	if (!s) {
-		cnt_inc(C_SLOTS_FULL);
-		return 0;
-	}
-	if (s->ret_site)
-		cnt_inc(C_STEP_LOST);
-	s->stepped = false;
-	s->ret_site = ra;
 	/* the walk's nameidata: set by set_nameidata() for this walk */
-	s->nd = (struct dcrace_nd_head *)current->nameidata;
-	cnt_inc(C_WALKS);
-	rcu_sample(s, dentry, READ_ONCE(s->nd->next_seq));
+	s = step_open(ra, (struct dcrace_nd_head *)current->nameidata);
+	if (s)
+		rcu_sample(s, dentry, READ_ONCE(s->nd->next_seq));
 	return 0;
 }
 
