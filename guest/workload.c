@@ -47,6 +47,14 @@
 #define DROP_CACHES	"/proc/sys/vm/drop_caches"
 #define WALK_COMM	"dcr-walk"
 #define PRUNE_COMM	"dcr-prune"
+#define CACHE_PRESSURE	"/proc/sys/vm/vfs_cache_pressure"
+/*
+ * The pressure pruner's vfs_cache_pressure: a small tree in a small guest
+ * stands for Hugh's kernel tree in a machine short of memory, so the
+ * dcache shrinker is made to take more of the dcache per reclaim pass.
+ */
+#define CP_DEFAULT	10000
+#define CP_DEFAULT_STR	"10000"
 #define TOUCH_STEP	4096UL
 #define MAX_THREADS	64
 #define MAX_DURATION	86400.0
@@ -73,8 +81,9 @@ struct config {
 	long stagger_ms;
 	double duration;
 	uint64_t seed;
-	long dirs;
+	long dirs;		/* 0: the mode's default */
 	long files;
+	long cache_pressure;	/* vm.vfs_cache_pressure; -1: leave it */
 	long max_paths;
 	bool setup_only;
 	bool no_setup;
@@ -93,8 +102,7 @@ static struct config cfg = {
 	.stagger_ms = 200,
 	.duration = 10.0,
 	.seed = 1,
-	.dirs = 8,
-	.files = 64,
+	.cache_pressure = -1,
 	.max_paths = 20,
 };
 
@@ -114,6 +122,7 @@ struct worker {
 	uint64_t false_enoent;
 	uint64_t other_errors;
 	uint64_t copies;
+	uint64_t dirs_made;	/* by the current copy */
 	double first_false_t;
 	double first_err_t;
 	char *first_err;
@@ -308,8 +317,13 @@ static void usage(FILE *f)
 "  --stagger-ms N           cp: start delay per copier (default 200)\n"
 "  --duration SEC           run time, >0, fractions allowed (default 10)\n"
 "  --seed N                 PRNG seed (default 1)\n"
-"  --dirs N                 directories in the tree, 1..1000 (default 8)\n"
-"  --files N                files per directory, 1..10000 (default 64)\n"
+"  --dirs N                 directories in the tree, 1..1000\n"
+"                           (default 8; cp: 32)\n"
+"  --files N                files per directory, 1..10000\n"
+"                           (default 64; cp: 128)\n"
+"  --cache-pressure N       set vm.vfs_cache_pressure to N, 1..100000, for\n"
+"                           the run (restored after; default: the pressure\n"
+"                           pruner sets " CP_DEFAULT_STR ", others leave it)\n"
 "  --max-paths N            false-ENOENT paths listed (default 20)\n"
 "  --setup-only             create the tree, sync, print result, exit\n"
 "  --no-setup               use the existing tree (must exist)\n"
@@ -384,7 +398,7 @@ static double parse_duration(const char *opt, const char *s)
 enum {
 	OPT_DIR = 256, OPT_MODE, OPT_THREADS, OPT_PRUNER, OPT_PRUNERS,
 	OPT_INTERVAL, OPT_PCT, OPT_STAGGER, OPT_DURATION, OPT_SEED,
-	OPT_DIRS, OPT_FILES, OPT_MAXPATHS, OPT_SETUP_ONLY, OPT_NO_SETUP,
+	OPT_DIRS, OPT_FILES, OPT_CACHE_PRESSURE, OPT_MAXPATHS, OPT_SETUP_ONLY, OPT_NO_SETUP,
 	OPT_QUIET, OPT_STOP_FIRST, OPT_HELP,
 };
 
@@ -401,6 +415,7 @@ static const struct option long_opts[] = {
 	{ "seed",		required_argument, NULL, OPT_SEED },
 	{ "dirs",		required_argument, NULL, OPT_DIRS },
 	{ "files",		required_argument, NULL, OPT_FILES },
+	{ "cache-pressure",	required_argument, NULL, OPT_CACHE_PRESSURE },
 	{ "max-paths",		required_argument, NULL, OPT_MAXPATHS },
 	{ "setup-only",		no_argument,	   NULL, OPT_SETUP_ONLY },
 	{ "no-setup",		no_argument,	   NULL, OPT_NO_SETUP },
@@ -478,6 +493,10 @@ static void parse_args(int argc, char **argv)
 		case OPT_FILES:
 			cfg.files = parse_long("files", optarg, 1, 10000);
 			break;
+		case OPT_CACHE_PRESSURE:
+			cfg.cache_pressure = parse_long("cache-pressure",
+							optarg, 1, 100000);
+			break;
 		case OPT_MAXPATHS:
 			cfg.max_paths = parse_long("max-paths", optarg, 0,
 						   100000);
@@ -511,6 +530,12 @@ static void parse_args(int argc, char **argv)
 		usage_error("--setup-only and --no-setup exclude each other");
 	if (!cfg.pruner_set && cfg.mode == MODE_CP)
 		cfg.pruner = PRUNER_PRESSURE;
+	if (!cfg.dirs)
+		cfg.dirs = cfg.mode == MODE_CP ? 32 : 8;
+	if (!cfg.files)
+		cfg.files = cfg.mode == MODE_CP ? 128 : 64;
+	if (cfg.cache_pressure < 0 && cfg.pruner == PRUNER_PRESSURE)
+		cfg.cache_pressure = CP_DEFAULT;
 
 	len = strlen(cfg.dir_arg);
 	if (len == 0 || len >= sizeof(cfg.dir))
@@ -773,7 +798,11 @@ static void note_error(struct worker *w, const char *op, const char *path,
 	}
 }
 
-/* A failed lookup of a source entry: ENOENT is the race. */
+/*
+ * A failed syscall on a path the workload guarantees: a source entry, or a
+ * destination whose parent directory the copier made and alone removes.
+ * ENOENT there is the race; anything else is the workload's own error.
+ */
 static void src_error(struct worker *w, const char *op, const char *path,
 		      int err)
 {
@@ -781,6 +810,18 @@ static void src_error(struct worker *w, const char *op, const char *path,
 		note_false(w, path);
 	else
 		note_error(w, op, path, err);
+}
+
+/*
+ * Like src_error(), for the copier's removals, where giving up would leave
+ * a tree behind and turn one race into a cascade of later errors: says
+ * whether to try again (a false ENOENT is transient; at most 3 tries).
+ */
+static bool again(struct worker *w, const char *op, const char *path,
+		  int err, int *tries)
+{
+	src_error(w, op, path, err);
+	return err == ENOENT && ++*tries < 3;
 }
 
 static void count_lookup(struct worker *w)
@@ -839,26 +880,40 @@ static bool is_dot(const char *name)
 	       (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
-static void remove_tree(struct worker *w, const char *path, bool top)
+/* MUST_EXIST: PATH was made by this copier (else ENOENT is fine). */
+static void remove_tree(struct worker *w, const char *path, bool must_exist)
 {
 	char child[PATH_MAX];
 	struct stat st;
+	int tries = 0;
 	DIR *dir;
 
-	if (lstat(path, &st) < 0) {
-		if (!(top && errno == ENOENT))
-			note_error(w, "lstat", path, errno);
-		return;
+	for (;;) {
+		int err;
+
+		count_lookup(w);
+		if (lstat(path, &st) == 0)
+			break;
+		err = errno;
+		if (err == ENOENT && !must_exist)
+			return;
+		if (!again(w, "lstat", path, err, &tries))
+			return;
 	}
+	tries = 0;
 	if (!S_ISDIR(st.st_mode)) {
-		if (unlink(path) < 0)
-			note_error(w, "unlink", path, errno);
+		count_lookup(w);
+		while (unlink(path) < 0 && again(w, "unlink", path, errno, &tries))
+			count_lookup(w);
 		return;
 	}
-	dir = opendir(path);
-	if (!dir) {
-		note_error(w, "opendir", path, errno);
-		return;
+	for (;;) {
+		count_lookup(w);
+		dir = opendir(path);
+		if (dir)
+			break;
+		if (!again(w, "opendir", path, errno, &tries))
+			return;
 	}
 	for (;;) {
 		const struct dirent *de;
@@ -873,11 +928,13 @@ static void remove_tree(struct worker *w, const char *path, bool top)
 		if (is_dot(de->d_name))
 			continue;
 		if (join_path(w, child, path, de->d_name))
-			remove_tree(w, child, false);
+			remove_tree(w, child, true);
 	}
 	closedir(dir);
-	if (rmdir(path) < 0)
-		note_error(w, "rmdir", path, errno);
+	tries = 0;
+	count_lookup(w);
+	while (rmdir(path) < 0 && again(w, "rmdir", path, errno, &tries))
+		count_lookup(w);
 }
 
 static void copy_file(struct worker *w, const char *src, const char *dst,
@@ -892,9 +949,10 @@ static void copy_file(struct worker *w, const char *src, const char *dst,
 		src_error(w, "open", src, errno);
 		return;
 	}
+	count_lookup(w);
 	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (out < 0) {
-		note_error(w, "open", dst, errno);
+		src_error(w, "open", dst, errno);
 		close(in);
 		return;
 	}
@@ -933,8 +991,9 @@ static void copy_link(struct worker *w, const char *src, const char *dst)
 		return;
 	}
 	target[n] = '\0';
+	count_lookup(w);
 	if (symlink(target, dst) < 0)
-		note_error(w, "symlink", dst, errno);
+		src_error(w, "symlink", dst, errno);
 }
 
 static bool copy_entry(struct worker *w, const char *src, const char *dst);
@@ -946,10 +1005,12 @@ static bool copy_dir(struct worker *w, const char *src, const char *dst,
 	bool ok = true;
 	DIR *dir;
 
+	count_lookup(w);
 	if (mkdir(dst, 0700) < 0) {
-		note_error(w, "mkdir", dst, errno);
+		src_error(w, "mkdir", dst, errno);
 		return true;
 	}
+	w->dirs_made++;
 	count_lookup(w);
 	dir = opendir(src);
 	if (!dir) {
@@ -978,8 +1039,9 @@ static bool copy_dir(struct worker *w, const char *src, const char *dst,
 		}
 		closedir(dir);
 	}
+	count_lookup(w);
 	if (chmod(dst, st->st_mode & 07777) < 0)
-		note_error(w, "chmod", dst, errno);
+		src_error(w, "chmod", dst, errno);
 	return ok;
 }
 
@@ -1010,11 +1072,13 @@ static void copy_loop(struct worker *w)
 	snprintf(src, sizeof(src), "%s/src", cfg.dir);
 	snprintf(dst, sizeof(dst), "%s/cp%d", cfg.dir, w->idx);
 	sleep_ms_stoppable(cfg.stagger_ms * w->idx);
-	remove_tree(w, dst, true);	/* leftovers of an earlier run */
+	remove_tree(w, dst, false);	/* leftovers of an earlier run */
 	while (!stopped()) {
+		w->dirs_made = 0;
 		if (copy_entry(w, src, dst))
 			w->copies++;
-		remove_tree(w, dst, true);
+		/* No directory made: the top mkdir failed, nothing to remove. */
+		remove_tree(w, dst, w->dirs_made > 0);
 	}
 }
 
@@ -1222,13 +1286,14 @@ static void print_result(const struct result *r, long npruners)
 	fputs("\"dir\":", f);
 	json_string(f, cfg.dir_arg);
 	printf(",\"seed\":%" PRIu64 ",\"threads\":%ld,\"pruners\":%ld,"
-	       "\"dirs\":%ld,\"files\":%ld,\"duration_s\":%.3f,"
-	       "\"elapsed_s\":%.3f,\"syscalls\":%" PRIu64
+	       "\"dirs\":%ld,\"files\":%ld,"
+	       "\"cache_pressure\":%ld,"	/* -1: left as it was */
+	       "\"duration_s\":%.3f,\"elapsed_s\":%.3f,\"syscalls\":%" PRIu64
 	       ",\"false_enoent\":%" PRIu64 ",\"other_errors\":%" PRIu64
 	       ",\"first_error\":",
 	       cfg.seed, cfg.threads, npruners, cfg.dirs, cfg.files,
-	       cfg.duration, r->elapsed, r->syscalls, r->false_enoent,
-	       r->other_errors);
+	       cfg.cache_pressure, cfg.duration, r->elapsed, r->syscalls,
+	       r->false_enoent, r->other_errors);
 	if (r->first_err)
 		json_string(f, r->first_err);
 	else
@@ -1297,8 +1362,54 @@ static void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
+/* Reads a decimal sysctl; -1 (errno set) on failure. */
+static long sysctl_read(const char *path)
+{
+	char buf[32];
+	ssize_t n;
+	long v;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		errno = n < 0 ? errno : EINVAL;
+		return -1;
+	}
+	buf[n] = '\0';
+	errno = 0;
+	v = strtol(buf, NULL, 10);
+	if (errno || v < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return v;
+}
+
+static int sysctl_write(const char *path, long v)
+{
+	char buf[32];
+	int fd, n, saved;
+
+	n = snprintf(buf, sizeof(buf), "%ld\n", v);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, buf, (size_t)n) != n) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return close(fd);
+}
+
 int main(int argc, char **argv)
 {
+	long old_cache_pressure = -1;
 	struct worker **workers;
 	struct pruner **pruners;
 	struct result res;
@@ -1344,6 +1455,16 @@ int main(int argc, char **argv)
 		res.elapsed = mono_now() - t0;
 		print_result(&res, npruners);
 		return 0;
+	}
+	if (cfg.cache_pressure >= 0) {
+		old_cache_pressure = sysctl_read(CACHE_PRESSURE);
+		if (old_cache_pressure < 0 ||
+		    sysctl_write(CACHE_PRESSURE, cfg.cache_pressure) < 0) {
+			fprintf(stderr, PROG ": cannot set " CACHE_PRESSURE
+				": %s\n",
+				strerror(errno));
+			return 1;
+		}
 	}
 
 	workers = xcalloc((size_t)cfg.threads, sizeof(*workers));
@@ -1405,6 +1526,12 @@ int main(int argc, char **argv)
 	res.elapsed = since_start();
 	for (i = 0; i < npruners; i++)
 		pthread_join(pruners[i]->tid, NULL);
+	if (old_cache_pressure >= 0 &&
+	    sysctl_write(CACHE_PRESSURE, old_cache_pressure) < 0) {
+		fprintf(stderr, PROG ": cannot restore " CACHE_PRESSURE
+			" to %ld: %s\n", old_cache_pressure, strerror(errno));
+		status = 1;
+	}
 
 	res.hist = xcalloc(nbins, sizeof(*res.hist));
 	for (i = 0; i < cfg.threads; i++) {
@@ -1469,5 +1596,7 @@ create_failed:
 		pthread_join(workers[i]->tid, NULL);
 	for (i = 0; i < created_p; i++)
 		pthread_join(pruners[i]->tid, NULL);
+	if (old_cache_pressure >= 0)
+		sysctl_write(CACHE_PRESSURE, old_cache_pressure);
 	return 1;
 }

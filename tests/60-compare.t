@@ -4,7 +4,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 23
+plan 26
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -95,6 +95,16 @@ ok "$([[ $(rcof real) -eq 0 ]]; echo $?)" "real compare, 5 s injected: exit 0 (g
 ok "$([[ $(jq -r '.kernels.unfixed.user_false_enoent' "$tmp/real.json") -gt 0 && $(jq -r '.kernels.fixed.user_false_enoent' "$tmp/real.json") == 0 ]]; echo $?)" \
 	"real compare: unfixed reproduces, fixed clean"
 ok "$([[ $(jq -r '.kernels.unfixed.agree' "$tmp/real.json") == true ]]; echo $?)" "real compare: module and user space agree on unfixed"
+
+# cp mode (Hugh's reproduction: copies in 192M, the shrinker prunes), with
+# injection so that 20 s suffice: every ENOENT on a path the copier knows
+# exists is a false one, and the module explains each (agree).
+run cp "$C" --mode cp --duration 20 --json "$tmp/cp.json" --results "$T_RESULTS"
+diag "$(cat "$tmp/cp.out")"
+ok "$([[ $(rcof cp) -eq 0 ]]; echo $?)" "cp mode, 20 s injected: fix holds, exit 0 (got $(rcof cp); $(tail -n 1 "$tmp/cp.err"))"
+ok "$([[ $(jq -r '.kernels.unfixed.agree and .kernels.fixed.agree' "$tmp/cp.json") == true ]]; echo $?)" "cp mode: module and user space agree on both kernels"
+ok "$([[ $(jq -r '[.runs[][] | .result | select(.other_errors == 0 and .cache_pressure == 10000 and .mode == "cp" and .copies > 0)] | length' "$tmp/cp.json") == 2 ]]; echo $?)" \
+	"cp mode: copies made, no other errors, vfs_cache_pressure 10000, in both runs"
 
 # check-kernel, as git bisect run would call it.
 run ck-u "$HS/check-kernel" --kernel unfixed --duration 3 --results "$T_RESULTS"
