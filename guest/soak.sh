@@ -9,15 +9,21 @@ D=/sys/kernel/debug/dcrace
 WL="dcrace-workload --quiet --seed 1 --threads 2"
 
 say() { echo "SOAK-$*"; }
+# Where the time goes: guest uptime at the start of each phase.
+phase() { say "PHASE $1 t=$(cut -d' ' -f1 /proc/uptime)"; }
 
 # 1. the default workload with injection, module loaded
+phase workload
 insmod "$KO" delay_us=20 comm=dcr-walk verbose=1 || { say "FAIL insmod"; exit 1; }
 $WL --duration "$SECS"
 say "STATS-BEGIN"; cat $D/stats; say "STATS-END"
 rmmod dcrace || { say "FAIL rmmod"; exit 1; }
 
-# 2. load/unload cycles while the workload runs, knobs toggled in between
-$WL --duration 3600 >/tmp/wl-cycles.out &
+# 2. load/unload cycles while the workload runs, knobs toggled in between.
+# The workload runs at nice 19 from here on: its walks go on whenever the
+# other vCPU or a waiting insmod leaves room, without starving the shell.
+phase cycles
+$WL --nice 19 --duration 3600 >/tmp/wl-cycles.out &
 wl=$!
 n=0
 i=0
@@ -40,10 +46,13 @@ done
 kill $wl
 wait $wl
 say "CYCLES $n"
+# the workload's own count: the cycles really ran under load
+say "CYCLES-LOAD $(grep -o '"syscalls":[0-9]*' /tmp/wl-cycles.out | cut -d: -f2)"
 
 # 3. hostile input: every writable file, with the workload running
+phase hostile
 insmod "$KO" || { say "FAIL insmod"; exit 1; }
-$WL --duration 3600 >/dev/null &
+$WL --nice 19 --duration 3600 >/tmp/wl-hostile.out &
 wl=$!
 big=$(head -c 4096 /dev/zero | tr '\0' 7)
 tried=0
@@ -114,11 +123,13 @@ for p in $writers; do wait "$p"; done
 tried=$((tried + 1200))
 say "HOSTILE tried=$tried accepted=$accepted changed=$changed"
 
+phase reads
 # 4. tiny reads give the same content as one big read (state frozen:
 # with enabled=0 not even the reads' own path walks are counted)
 echo 0 >$D/enabled
 kill $wl
 wait $wl
+say "HOSTILE-LOAD $(grep -o '"syscalls":[0-9]*' /tmp/wl-hostile.out | cut -d: -f2)"
 sleep 1
 bad=0
 # probes is left out: its hit counts move with every path walk, even idle.
@@ -133,6 +144,7 @@ say "READS files=5 bad=$bad"
 rmmod dcrace || say "FAIL rmmod"
 
 # 5. kmemleak
+phase kmemleak
 if [ -e /sys/kernel/debug/kmemleak ]; then
 	echo scan >/sys/kernel/debug/kmemleak
 	sleep 5
@@ -143,4 +155,5 @@ if [ -e /sys/kernel/debug/kmemleak ]; then
 else
 	say "KMEMLEAK unavailable"
 fi
+phase end
 say "DONE"

@@ -28,6 +28,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -37,6 +38,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -89,6 +91,7 @@ struct config {
 	bool no_setup;
 	bool quiet;
 	bool stop_first;
+	long nice;
 };
 
 static struct config cfg = {
@@ -169,6 +172,13 @@ static double since_start(void)
 static bool stopped(void)
 {
 	return atomic_load_explicit(&stop_flag, memory_order_relaxed) != 0;
+}
+
+/* SIGTERM, SIGINT: end the run early; the result is still printed. */
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&stop_flag, 1);
 }
 
 static void sleep_until(double when)
@@ -328,10 +338,13 @@ static void usage(FILE *f)
 "  --setup-only             create the tree, sync, print result, exit\n"
 "  --no-setup               use the existing tree (must exist)\n"
 "  --quiet                  no progress lines on stderr\n"
+"  --nice N                 run at nice N, 0..19 (default 0): background\n"
+"                           load that yields to a foreground job\n"
 "  --stop-at-first          end the run at the first false ENOENT\n"
 "                           (for time-to-first measurements)\n"
 "  --help                   this text\n"
-"Prints one line: " RESULT_PREFIX "{json}\n"
+"Prints one line: " RESULT_PREFIX "{json}, also when SIGTERM or SIGINT\n"
+"ends the run early.\n"
 "Exit: 0 run completed, 1 own error, 2 usage error.\n");
 }
 
@@ -399,7 +412,7 @@ enum {
 	OPT_DIR = 256, OPT_MODE, OPT_THREADS, OPT_PRUNER, OPT_PRUNERS,
 	OPT_INTERVAL, OPT_PCT, OPT_STAGGER, OPT_DURATION, OPT_SEED,
 	OPT_DIRS, OPT_FILES, OPT_CACHE_PRESSURE, OPT_MAXPATHS, OPT_SETUP_ONLY, OPT_NO_SETUP,
-	OPT_QUIET, OPT_STOP_FIRST, OPT_HELP,
+	OPT_QUIET, OPT_STOP_FIRST, OPT_NICE, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -421,6 +434,7 @@ static const struct option long_opts[] = {
 	{ "no-setup",		no_argument,	   NULL, OPT_NO_SETUP },
 	{ "quiet",		no_argument,	   NULL, OPT_QUIET },
 	{ "stop-at-first",	no_argument,	   NULL, OPT_STOP_FIRST },
+	{ "nice",		required_argument, NULL, OPT_NICE },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -509,6 +523,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case OPT_QUIET:
 			cfg.quiet = true;
+			break;
+		case OPT_NICE:
+			cfg.nice = parse_long("nice", optarg, 0, 19);
 			break;
 		case OPT_STOP_FIRST:
 			cfg.stop_first = true;
@@ -1419,6 +1436,12 @@ int main(int argc, char **argv)
 	int err, status = 0;
 
 	parse_args(argc, argv);
+	/* Before any thread: they inherit it. */
+	if (cfg.nice && setpriority(PRIO_PROCESS, 0, (int)cfg.nice) < 0) {
+		fprintf(stderr, PROG ": setpriority(%ld): %s\n", cfg.nice,
+			strerror(errno));
+		return 1;
+	}
 	umask(0);
 	memset(&res, 0, sizeof(res));
 	res.first_false_t = -1;
@@ -1497,6 +1520,15 @@ int main(int argc, char **argv)
 		if (err)
 			goto create_failed;
 		created_p++;
+	}
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_stop_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
 	}
 	gate_open(1, (int)(created_w + created_p));
 

@@ -216,11 +216,41 @@ static void ring_reset(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, e.pid, 7);
 }
 
+static void copy_name_cases(struct kunit *test)
+{
+	/* a name with a byte after its NUL that must not be copied */
+	static const unsigned char src[] = "ab\tc\0zz";
+	static const unsigned char five[] = "abcde";
+	char dst[8];
+	bool trunc = true;
+
+	memset(dst, 'X', sizeof(dst));
+	dcrace_copy_name(dst, sizeof(dst), src, &trunc);
+	KUNIT_EXPECT_STREQ(test, dst, "ab?c");
+	KUNIT_EXPECT_FALSE(test, trunc);
+	/* exactly fills the buffer: not truncated */
+	dcrace_copy_name(dst, 6, five, &trunc);
+	KUNIT_EXPECT_STREQ(test, dst, "abcde");
+	KUNIT_EXPECT_FALSE(test, trunc);
+	/* one byte short */
+	dcrace_copy_name(dst, 5, five, &trunc);
+	KUNIT_EXPECT_STREQ(test, dst, "abcd");
+	KUNIT_EXPECT_TRUE(test, trunc);
+	/* empty name, and a 1-byte buffer */
+	dcrace_copy_name(dst, sizeof(dst), (const unsigned char *)"", &trunc);
+	KUNIT_EXPECT_STREQ(test, dst, "");
+	KUNIT_EXPECT_FALSE(test, trunc);
+	dcrace_copy_name(dst, 1, five, &trunc);
+	KUNIT_EXPECT_STREQ(test, dst, "");
+	KUNIT_EXPECT_TRUE(test, trunc);
+}
+
 static struct kunit_case ring_cases[] = {
 	KUNIT_CASE(ring_empty),
 	KUNIT_CASE(ring_keeps_in_order),
 	KUNIT_CASE(ring_overflow_keeps_newest),
 	KUNIT_CASE(ring_reset),
+	KUNIT_CASE(copy_name_cases),
 	{}
 };
 

@@ -344,17 +344,6 @@ static struct dcrace_event event_slots[DCRACE_EVENTS];
 static struct dcrace_ring events;
 static DEFINE_RATELIMIT_STATE(report_rs, 5 * HZ, 10);
 
-static void copy_name(char *dst, size_t size, const unsigned char *src,
-		      unsigned int len, bool *truncated)
-{
-	unsigned int i, n = min_t(unsigned int, len, size - 1);
-
-	for (i = 0; i < n; i++)
-		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
-	dst[n] = '\0';
-	*truncated = len > n;
-}
-
 static void report(const struct dcrace_event *e)
 {
 	unsigned int i;
@@ -670,8 +659,16 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 	ep->cpu = raw_smp_processor_id();
 	/* current's own comm: no task_lock (not in int3 context) */
 	strscpy(ep->comm, current->comm, sizeof(ep->comm));
-	copy_name(ep->name, sizeof(ep->name), nd->last.name, nd->last.len,
-		  &ep->name_truncated);
+	/*
+	 * The dentry's own name, not nd->last: that may point into a symlink
+	 * body that walk_component() released before step_into() (put_link()
+	 * of a link's last component; KASAN caught it in the soak). The
+	 * dentry and its name (freed after a grace period, NUL-terminated)
+	 * stay valid in this RCU section; a rename may switch the name, so
+	 * its length is not trusted.
+	 */
+	dcrace_copy_name(ep->name, sizeof(ep->name),
+			 READ_ONCE(dentry->d_name.name), &ep->name_truncated);
 	ep->seq_sampled = s->seq;
 	ep->seq_current = cur;
 	if (killed) {

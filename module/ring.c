@@ -2,6 +2,7 @@
 /*
  * dcrace event ring: fixed size, newest kept, overwrites counted.
  */
+#include <linux/compiler.h>
 #include <linux/string.h>
 #include <dcrace/dcrace.h>
 
@@ -75,4 +76,21 @@ bool dcrace_ring_get(struct dcrace_ring *r, u64 id, struct dcrace_event *out)
 		*out = r->slots[(id - 1) % r->cap];
 	raw_spin_unlock_irqrestore(&r->lock, flags);
 	return ok;
+}
+
+void dcrace_copy_name(char *dst, size_t size, const unsigned char *src,
+		      bool *truncated)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size; i++) {
+		unsigned char c = READ_ONCE(src[i]);
+
+		if (!c)
+			break;
+		dst[i] = (c >= 0x20 && c < 0x7f) ? c : '?';
+	}
+	dst[i] = '\0';
+	/* src[i] exists: src[0..i-1] are not its NUL */
+	*truncated = i + 1 == size && READ_ONCE(src[i]) != '\0';
 }

@@ -87,6 +87,15 @@ void dcrace_ring_bounds(struct dcrace_ring *r, u64 *first, u64 *last,
 /* Copy event @id out; false if it is no longer (or not yet) held. */
 bool dcrace_ring_get(struct dcrace_ring *r, u64 id, struct dcrace_event *out);
 
+/*
+ * Copy a NUL-terminated name into @dst (@size > 0) for an event: stops at
+ * the NUL, never reads past it (no length trusted: a rename may change
+ * name and length apart), '?' for what is not printable ASCII.
+ * *@truncated: @dst could not hold it all.
+ */
+void dcrace_copy_name(char *dst, size_t size, const unsigned char *src,
+		      bool *truncated);
+
 /* Strict knob parsing; 0 or -EINVAL, *out untouched on error. */
 int dcrace_parse_s64(const char *buf, s64 min, s64 max, s64 *out);
 int dcrace_parse_comm(const char *buf, size_t len, char *out, size_t size);
