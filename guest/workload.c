@@ -56,7 +56,8 @@
  * dcache shrinker is made to take more of the dcache per reclaim pass.
  */
 #define CP_DEFAULT	10000
-#define CP_DEFAULT_STR	"10000"
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
 #define TOUCH_STEP	4096UL
 #define MAX_THREADS	64
 #define MAX_DURATION	86400.0
@@ -333,7 +334,7 @@ static void usage(FILE *f)
 "                           (default 64; cp: 128)\n"
 "  --cache-pressure N       set vm.vfs_cache_pressure to N, 1..100000, for\n"
 "                           the run (restored after; default: the pressure\n"
-"                           pruner sets " CP_DEFAULT_STR ", others leave it)\n"
+"                           pruner sets " STR(CP_DEFAULT) ", others leave it)\n"
 "  --max-paths N            false-ENOENT paths listed (default 20)\n"
 "  --setup-only             create the tree, sync, print result, exit\n"
 "  --no-setup               use the existing tree (must exist)\n"

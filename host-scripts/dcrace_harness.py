@@ -36,6 +36,11 @@ RG_INFRA = 125
 DEBUGFS = "/sys/kernel/debug/dcrace"
 
 
+def default_mem(mode):
+    """Guest memory: cp copies run short of it, as in Hugh's reproduction."""
+    return "192M" if mode == "cp" else "512M"
+
+
 class InfraError(Exception):
     """The run produced no trustworthy data."""
 
