@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/* dcrace-workload: --help text and option parsing. */
+#include "workload.h"
+
+const char *const mode_names[] = { "stat", "open", "cp" };
+const char *const pruner_names[] = {
+	"drop_caches", "pressure", "none"
+};
+
+struct config cfg = {
+	.dir_arg = "/mnt",
+	.mode = MODE_STAT,
+	.pruner = PRUNER_DROP,
+	.threads = 2,
+	.pruners = 1,
+	.prune_interval_ms = 0,
+	.pressure_pct = 90,
+	.stagger_ms = 200,
+	.duration = 10.0,
+	.seed = 1,
+	.cache_pressure = -1,
+	.max_paths = 20,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: " PROG " [options]\n"
+"  --dir DIR                scratch tree location (default /mnt)\n"
+"  --mode stat|open|cp      walker operation (default stat)\n"
+"  --threads N              walker/copier threads, 1..64 (default 2)\n"
+"  --pruner drop_caches|pressure|none\n"
+"                           (default drop_caches; pressure for cp)\n"
+"  --pruners N              pruner threads, 1..64 (default 1)\n"
+"  --prune-interval-ms N    pause between prunes (default 0 = yield)\n"
+"  --pressure-pct N         percent of MemAvailable per round, 1..99\n"
+"                           (default 90; split across pruners)\n"
+"  --stagger-ms N           cp: start delay per copier (default 200)\n"
+"  --duration SEC           run time, >0, fractions allowed (default 10)\n"
+"  --seed N                 PRNG seed (default 1)\n"
+"  --dirs N                 directories in the tree, 1..1000\n"
+"                           (default 8; cp: 32)\n"
+"  --files N                files per directory, 1..10000\n"
+"                           (default 64; cp: 128)\n"
+"  --cache-pressure N       set vm.vfs_cache_pressure to N, 1..100000, for\n"
+"                           the run (restored after; default: the pressure\n"
+"                           pruner sets " STR(CP_DEFAULT) ", others leave it)\n"
+"  --max-paths N            false-ENOENT paths listed (default 20)\n"
+"  --setup-only             create the tree, sync, print result, exit\n"
+"  --no-setup               use the existing tree (must exist)\n"
+"  --quiet                  no progress lines on stderr\n"
+"  --nice N                 run at nice N, 0..19 (default 0): background\n"
+"                           load that yields to a foreground job\n"
+"  --stop-at-first          end the run at the first false ENOENT\n"
+"                           (for time-to-first measurements)\n"
+"  --help                   this text\n"
+"Prints one line: " RESULT_PREFIX "{json}, also when SIGTERM or SIGINT\n"
+"ends the run early.\n"
+"Exit: 0 run completed, 1 own error, 2 usage error.\n");
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see --help)\n", stderr);
+	exit(2);
+}
+
+static long parse_long(const char *opt, const char *s, long min, long max)
+{
+	char *end;
+	long v;
+
+	if (*s == '\0' || *s == ' ' || *s == '\t' || *s == '+')
+		usage_error("invalid value for --%s: '%s'", opt, s);
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0')
+		usage_error("invalid value for --%s: '%s'", opt, s);
+	if (v < min || v > max) {
+		usage_error("--%s %s out of range %ld..%ld", opt, s, min, max);
+	}
+	return v;
+}
+
+static uint64_t parse_u64(const char *opt, const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		usage_error("invalid value for --%s: '%s'", opt, s);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0')
+		usage_error("invalid value for --%s: '%s'", opt, s);
+	return (uint64_t)v;
+}
+
+static double parse_duration(const char *opt, const char *s)
+{
+	char *end;
+	double v;
+
+	if (*s == '\0' || *s == ' ' || *s == '\t')
+		usage_error("invalid value for --%s: '%s'", opt, s);
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !isfinite(v))
+		usage_error("invalid value for --%s: '%s'", opt, s);
+	if (v <= 0.0 || v > MAX_DURATION)
+		usage_error("--%s %s must be > 0 and <= 86400", opt, s);
+	return v;
+}
+
+enum {
+	OPT_DIR = 256, OPT_MODE, OPT_THREADS, OPT_PRUNER, OPT_PRUNERS,
+	OPT_INTERVAL, OPT_PCT, OPT_STAGGER, OPT_DURATION, OPT_SEED,
+	OPT_DIRS, OPT_FILES, OPT_CACHE_PRESSURE, OPT_MAXPATHS, OPT_SETUP_ONLY, OPT_NO_SETUP,
+	OPT_QUIET, OPT_STOP_FIRST, OPT_NICE, OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+	{ "dir",		required_argument, NULL, OPT_DIR },
+	{ "mode",		required_argument, NULL, OPT_MODE },
+	{ "threads",		required_argument, NULL, OPT_THREADS },
+	{ "pruner",		required_argument, NULL, OPT_PRUNER },
+	{ "pruners",		required_argument, NULL, OPT_PRUNERS },
+	{ "prune-interval-ms",	required_argument, NULL, OPT_INTERVAL },
+	{ "pressure-pct",	required_argument, NULL, OPT_PCT },
+	{ "stagger-ms",		required_argument, NULL, OPT_STAGGER },
+	{ "duration",		required_argument, NULL, OPT_DURATION },
+	{ "seed",		required_argument, NULL, OPT_SEED },
+	{ "dirs",		required_argument, NULL, OPT_DIRS },
+	{ "files",		required_argument, NULL, OPT_FILES },
+	{ "cache-pressure",	required_argument, NULL, OPT_CACHE_PRESSURE },
+	{ "max-paths",		required_argument, NULL, OPT_MAXPATHS },
+	{ "setup-only",		no_argument,	   NULL, OPT_SETUP_ONLY },
+	{ "no-setup",		no_argument,	   NULL, OPT_NO_SETUP },
+	{ "quiet",		no_argument,	   NULL, OPT_QUIET },
+	{ "stop-at-first",	no_argument,	   NULL, OPT_STOP_FIRST },
+	{ "nice",		required_argument, NULL, OPT_NICE },
+	{ "help",		no_argument,	   NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int lookup_name(const char *const *names, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+/* The options that take an integer in a range. */
+static const struct {
+	int id;
+	const char *name;
+	long *field;
+	long min, max;
+} long_fields[] = {
+	{ OPT_THREADS, "threads", &cfg.threads, 1, MAX_THREADS },
+	{ OPT_PRUNERS, "pruners", &cfg.pruners, 1, MAX_THREADS },
+	{ OPT_INTERVAL, "prune-interval-ms", &cfg.prune_interval_ms, 0,
+	  3600000 },
+	{ OPT_PCT, "pressure-pct", &cfg.pressure_pct, 1, 99 },
+	{ OPT_STAGGER, "stagger-ms", &cfg.stagger_ms, 0, 3600000 },
+	{ OPT_DIRS, "dirs", &cfg.dirs, 1, 1000 },
+	{ OPT_FILES, "files", &cfg.files, 1, 10000 },
+	{ OPT_CACHE_PRESSURE, "cache-pressure", &cfg.cache_pressure, 1,
+	  100000 },
+	{ OPT_MAXPATHS, "max-paths", &cfg.max_paths, 0, 100000 },
+	{ OPT_NICE, "nice", &cfg.nice, 0, 19 },
+};
+
+static bool parse_long_field(int c)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(long_fields) / sizeof(long_fields[0]); i++) {
+		if (long_fields[i].id == c) {
+			*long_fields[i].field = parse_long(long_fields[i].name,
+							   optarg,
+							   long_fields[i].min,
+							   long_fields[i].max);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void parse_option(int c, char **argv)
+{
+	int v;
+
+	switch (c) {
+	case OPT_DIR:
+		cfg.dir_arg = optarg;
+		break;
+	case OPT_MODE:
+		v = lookup_name(mode_names, 3, optarg);
+		if (v < 0)
+			usage_error("invalid --mode '%s' (stat|open|cp)", optarg);
+		cfg.mode = (enum wl_mode)v;
+		break;
+	case OPT_PRUNER:
+		v = lookup_name(pruner_names, 3, optarg);
+		if (v < 0)
+			usage_error("invalid --pruner '%s' (drop_caches|pressure|none)",
+				    optarg);
+		cfg.pruner = (enum wl_pruner)v;
+		cfg.pruner_set = true;
+		break;
+	case OPT_DURATION:
+		cfg.duration = parse_duration("duration", optarg);
+		break;
+	case OPT_SEED:
+		cfg.seed = parse_u64("seed", optarg);
+		break;
+	case OPT_SETUP_ONLY:
+		cfg.setup_only = true;
+		break;
+	case OPT_NO_SETUP:
+		cfg.no_setup = true;
+		break;
+	case OPT_QUIET:
+		cfg.quiet = true;
+		break;
+	case OPT_STOP_FIRST:
+		cfg.stop_first = true;
+		break;
+	case OPT_HELP:
+		usage(stdout);
+		exit(0);
+	case ':':
+		usage_error("option '%s' needs a value", argv[optind - 1]);
+		break;
+	default:
+		usage_error("unknown option '%s'", argv[optind - 1]);
+	}
+}
+
+/* Defaults that depend on other options; the directory; the bins. */
+static void finish_args(void)
+{
+	size_t len;
+
+	if (cfg.setup_only && cfg.no_setup)
+		usage_error("--setup-only and --no-setup exclude each other");
+	if (!cfg.pruner_set && cfg.mode == MODE_CP)
+		cfg.pruner = PRUNER_PRESSURE;
+	if (!cfg.dirs)
+		cfg.dirs = cfg.mode == MODE_CP ? 32 : 8;
+	if (!cfg.files)
+		cfg.files = cfg.mode == MODE_CP ? 128 : 64;
+	if (cfg.cache_pressure < 0 && cfg.pruner == PRUNER_PRESSURE)
+		cfg.cache_pressure = CP_DEFAULT;
+
+	len = strlen(cfg.dir_arg);
+	if (len == 0 || len >= sizeof(cfg.dir))
+		usage_error("invalid --dir '%s' (empty or too long)",
+			    cfg.dir_arg);
+	memcpy(cfg.dir, cfg.dir_arg, len + 1);
+	while (len > 0 && cfg.dir[len - 1] == '/')
+		cfg.dir[--len] = '\0';
+
+	/* ceil(duration) + 1 bins, without libm. */
+	nbins = (size_t)cfg.duration;
+	if ((double)nbins < cfg.duration)
+		nbins++;
+	nbins++;
+}
+
+void parse_args(int argc, char **argv)
+{
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+		if (!parse_long_field(c))
+			parse_option(c, argv);
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	finish_args();
+}

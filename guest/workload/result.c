@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/* dcrace-workload: progress lines, summing up, the DCRACE-RESULT line. */
+#include "workload.h"
+
+static void json_string(FILE *f, const char *s)
+{
+	const unsigned char *p;
+
+	fputc('"', f);
+	for (p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+
+static int cmp_path_rec(const void *a, const void *b)
+{
+	const struct path_rec *x = a, *y = b;
+
+	if (x->t < y->t)
+		return -1;
+	return x->t > y->t;
+}
+
+void print_result(const struct result *r, long npruners)
+{
+	FILE *f = stdout;
+	uint64_t listed = 0;
+	size_t i;
+
+	printf(RESULT_PREFIX "{\"version\":1,\"mode\":\"%s\",\"pruner\":\"%s\",",
+	       mode_names[cfg.mode], pruner_names[cfg.pruner]);
+	fputs("\"dir\":", f);
+	json_string(f, cfg.dir_arg);
+	printf(",\"seed\":%" PRIu64 ",\"threads\":%ld,\"pruners\":%ld,"
+	       "\"dirs\":%ld,\"files\":%ld,"
+	       "\"cache_pressure\":%ld,"	/* -1: left as it was */
+	       "\"duration_s\":%.3f,\"elapsed_s\":%.3f,\"syscalls\":%" PRIu64
+	       ",\"false_enoent\":%" PRIu64 ",\"other_errors\":%" PRIu64
+	       ",\"first_error\":",
+	       cfg.seed, cfg.threads, npruners, cfg.dirs, cfg.files,
+	       cfg.cache_pressure, cfg.duration, r->elapsed, r->syscalls,
+	       r->false_enoent, r->other_errors);
+	if (r->first_err)
+		json_string(f, r->first_err);
+	else
+		fputs("null", f);
+	fputs(",\"first_false_enoent_s\":", f);
+	if (r->first_false_t >= 0)
+		printf("%.3f", r->first_false_t);
+	else
+		fputs("null", f);
+	printf(",\"prunes\":%" PRIu64 ",\"prune_errors\":%" PRIu64
+	       ",\"per_second\":[", r->prunes, r->prune_errors);
+	for (i = 0; i < nbins; i++)
+		printf("%s%" PRIu64, i ? "," : "", r->hist ? r->hist[i] : 0);
+	fputs("],\"paths\":[", f);
+	for (i = 0; i < r->npaths && i < (size_t)cfg.max_paths; i++) {
+		fputs(i ? ",{\"path\":" : "{\"path\":", f);
+		json_string(f, r->paths[i].path);
+		printf(",\"t\":%.3f}", r->paths[i].t);
+		listed++;
+	}
+	printf("],\"paths_dropped\":%" PRIu64 ",\"copies\":%" PRIu64 "}\n",
+	       r->false_enoent - listed, r->copies);
+	fflush(f);
+}
+
+void progress(struct worker **workers, struct pruner **pruners, long npruners)
+{
+	uint64_t sys = 0, fe = 0, pr = 0;
+	long i;
+
+	for (i = 0; i < cfg.threads; i++) {
+		sys += atomic_load_explicit(&workers[i]->pub_syscalls,
+					    memory_order_relaxed);
+		fe += atomic_load_explicit(&workers[i]->pub_false,
+					   memory_order_relaxed);
+	}
+	for (i = 0; i < npruners; i++)
+		pr += atomic_load_explicit(&pruners[i]->pub_prunes,
+					   memory_order_relaxed);
+	fprintf(stderr, PROG ": %.1fs syscalls=%" PRIu64 " false_enoent=%"
+		PRIu64 " prunes=%" PRIu64 "\n", since_start(), sys, fe, pr);
+}
+
+/* Sums the joined threads' counts into R (whose elapsed is set). */
+void collect_result(struct result *r, struct worker **workers,
+		    struct pruner **pruners, long npruners)
+{
+	double first_err_t = 0;
+	size_t total_paths = 0;
+	long i;
+
+	r->hist = xcalloc(nbins, sizeof(*r->hist));
+	for (i = 0; i < cfg.threads; i++) {
+		const struct worker *w = workers[i];
+		size_t b;
+
+		r->syscalls += w->syscalls;
+		r->false_enoent += w->false_enoent;
+		r->other_errors += w->other_errors;
+		r->copies += w->copies;
+		for (b = 0; b < nbins; b++)
+			r->hist[b] += w->hist[b];
+		if (w->false_enoent &&
+		    (r->first_false_t < 0 ||
+		     w->first_false_t < r->first_false_t))
+			r->first_false_t = w->first_false_t;
+		if (w->first_err &&
+		    (!r->first_err || w->first_err_t < first_err_t)) {
+			r->first_err = w->first_err;
+			first_err_t = w->first_err_t;
+		}
+		total_paths += w->npaths;
+	}
+	r->paths = xcalloc(total_paths, sizeof(*r->paths));
+	for (i = 0; i < cfg.threads; i++) {
+		memcpy(r->paths + r->npaths, workers[i]->paths,
+		       workers[i]->npaths * sizeof(*r->paths));
+		r->npaths += workers[i]->npaths;
+	}
+	qsort(r->paths, r->npaths, sizeof(*r->paths), cmp_path_rec);
+
+	for (i = 0; i < npruners; i++) {
+		r->prunes += pruners[i]->prunes;
+		r->prune_errors += pruners[i]->errors;
+	}
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dcrace-workload - provoke the RCU path-walk / dentry-pruning race.
+ *
+ * Walker threads look up files that are known to exist on a scratch
+ * filesystem while pruner threads make the kernel prune dentries.  Every
+ * ENOENT on such a file is a user-visible "false ENOENT" (the 2011 RCU
+ * path-walk bug found by Hugh Dickins).  The run is deterministic from
+ * --seed: every thread has its own xorshift64* generator seeded from the
+ * seed and the thread index.
+ *
+ * Exactly one line goes to stdout at the end:
+ *	DCRACE-RESULT {json}
+ *
+ * Exit status: 0 run completed (whether or not a race was seen), 1 own
+ * error (setup, drop_caches unusable, thread creation), 2 usage error.
+ *
+ * Files (one binary, built by host-scripts/build-initramfs):
+ *	workload.h	shared types, the configuration, prototypes
+ *	common.c	clock, sleeping, PRNG, start gate, allocation
+ *	options.c	--help text and option parsing
+ *	tree.c		making and checking the scratch tree
+ *	record.c	a worker's counts: false ENOENTs, other errors
+ *	walk.c		stat/open walkers
+ *	cp.c		cp mode: copy the source tree, remove the copy
+ *	prune.c		pruners (drop_caches, memory pressure), sysctls
+ *	result.c	progress lines, summing up, the result JSON
+ *	main.c		threads and the run's timeline
+ *
+ * Build (every .c file of guest/workload/ into one binary):
+ *	gcc -O2 -static -pthread -Wall -Wextra -Werror \
+ *		-o dcrace-workload guest/workload/[a-z]*.c
+ */
+#ifndef DCRACE_WORKLOAD_H
+#define DCRACE_WORKLOAD_H
+
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG		"dcrace-workload"
+#define RESULT_PREFIX	"DCRACE-RESULT "
+#define DROP_CACHES	"/proc/sys/vm/drop_caches"
+#define WALK_COMM	"dcr-walk"
+#define PRUNE_COMM	"dcr-prune"
+#define CACHE_PRESSURE	"/proc/sys/vm/vfs_cache_pressure"
+/*
+ * The pressure pruner's vfs_cache_pressure: a small tree in a small guest
+ * stands for Hugh's kernel tree in a machine short of memory, so the
+ * dcache shrinker is made to take more of the dcache per reclaim pass.
+ */
+#define CP_DEFAULT	10000
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
+#define TOUCH_STEP	4096UL
+#define MAX_THREADS	64
+#define MAX_DURATION	86400.0
+#define ERR_TEXT_LEN	(PATH_MAX + 64)
+
+enum wl_mode { MODE_STAT, MODE_OPEN, MODE_CP };
+enum wl_pruner { PRUNER_DROP, PRUNER_PRESSURE, PRUNER_NONE };
+
+extern const char *const mode_names[];
+extern const char *const pruner_names[];
+
+struct config {
+	char dir[PATH_MAX / 2];	/* no trailing '/'; "" means "/" */
+	const char *dir_arg;
+	enum wl_mode mode;
+	enum wl_pruner pruner;
+	bool pruner_set;
+	long threads;
+	long pruners;
+	long prune_interval_ms;
+	long pressure_pct;
+	long stagger_ms;
+	double duration;
+	uint64_t seed;
+	long dirs;		/* 0: the mode's default */
+	long files;
+	long cache_pressure;	/* vm.vfs_cache_pressure; -1: leave it */
+	long max_paths;
+	bool setup_only;
+	bool no_setup;
+	bool quiet;
+	bool stop_first;
+	long nice;
+};
+
+extern struct config cfg;
+
+struct path_rec {
+	char *path;
+	double t;
+};
+
+/* One per walker/copier; only its own thread writes it until joined. */
+struct worker {
+	_Atomic uint64_t pub_syscalls;	/* published for the progress line */
+	_Atomic uint64_t pub_false;
+	pthread_t tid;
+	int idx;
+	uint64_t rng;
+	uint64_t syscalls;
+	uint64_t false_enoent;
+	uint64_t other_errors;
+	uint64_t copies;
+	uint64_t dirs_made;	/* by the current copy */
+	double first_false_t;
+	double first_err_t;
+	char *first_err;
+	uint64_t *hist;
+	struct path_rec *paths;
+	size_t npaths;
+};
+
+struct pruner {
+	_Atomic uint64_t pub_prunes;
+	pthread_t tid;
+	int idx;
+	uint64_t prunes;
+	uint64_t errors;
+	char first_err[128];
+};
+
+struct result {
+	double elapsed;
+	uint64_t syscalls;
+	uint64_t false_enoent;
+	uint64_t other_errors;
+	uint64_t copies;
+	uint64_t prunes;
+	uint64_t prune_errors;
+	double first_false_t;	/* < 0: none */
+	const char *first_err;
+	uint64_t *hist;
+	struct path_rec *paths;
+	size_t npaths;
+};
+
+extern atomic_int stop_flag;
+extern double start_time;
+extern size_t nbins;
+
+static inline bool stopped(void)
+{
+	return atomic_load_explicit(&stop_flag, memory_order_relaxed) != 0;
+}
+
+static inline void count_lookup(struct worker *w)
+{
+	w->syscalls++;
+	atomic_store_explicit(&w->pub_syscalls, w->syscalls,
+			      memory_order_relaxed);
+}
+
+/* common.c */
+double mono_now(void);
+double since_start(void);
+void on_stop_signal(int sig);
+void sleep_until(double when);
+void sleep_ms_stoppable(long ms);
+uint64_t rng_init(uint64_t seed, uint64_t idx);
+uint64_t rng_next(uint64_t *s);
+unsigned int rng_below(uint64_t *s, unsigned int n);
+int write_all(int fd, const void *buf, size_t len);
+bool gate_wait(void);
+void gate_open(int state, int nready);
+void *alloc_aligned(size_t size);
+void *xcalloc(size_t n, size_t size);
+
+/* options.c */
+void parse_args(int argc, char **argv);
+
+/* tree.c */
+void prepare_tree(void);
+
+/* record.c */
+void note_false(struct worker *w, const char *path);
+void note_error(struct worker *w, const char *op, const char *path, int err);
+void src_error(struct worker *w, const char *op, const char *path, int err);
+
+/* walk.c */
+void walk_loop(struct worker *w);
+
+/* cp.c */
+void copy_loop(struct worker *w);
+
+/* prune.c */
+void *pruner_main(void *arg);
+int check_drop_caches(void);
+int cache_pressure_set(long *old);
+int cache_pressure_restore(long old, bool say_why);
+
+/* result.c */
+void progress(struct worker **workers, struct pruner **pruners, long npruners);
+void collect_result(struct result *r, struct worker **workers,
+		    struct pruner **pruners, long npruners);
+void print_result(const struct result *r, long npruners);
+
+#endif /* DCRACE_WORKLOAD_H */
