@@ -9,12 +9,18 @@
  * Like src_error(), for the copier's removals, where giving up would leave
  * a tree behind and turn one race into a cascade of later errors: says
  * whether to try again (a false ENOENT is transient; at most 3 tries).
+ * One failure counts once, however often it is tried.
  */
 static bool again(struct worker *w, const char *op, const char *path,
 		  int err, int *tries)
 {
-	src_error(w, op, path, err);
-	return err == ENOENT && ++*tries < 3;
+	if (err != ENOENT) {
+		note_error(w, op, path, err);
+		return false;
+	}
+	if (*tries == 0 && !src_error(w, op, path, err))
+		return false;	/* really gone: nothing to try again */
+	return ++*tries < 3;
 }
 
 static bool join_path(struct worker *w, char *buf, const char *dir,
@@ -107,7 +113,7 @@ static void copy_file(struct worker *w, const char *src, const char *dst,
 	count_lookup(w);
 	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (out < 0) {
-		src_error(w, "open", dst, errno);
+		dst_error(w, "open", dst, errno);
 		close(in);
 		return;
 	}
@@ -134,23 +140,6 @@ static void copy_file(struct worker *w, const char *src, const char *dst,
 	close(in);
 }
 
-static void copy_link(struct worker *w, const char *src, const char *dst)
-{
-	char target[PATH_MAX];
-	ssize_t n;
-
-	count_lookup(w);
-	n = readlink(src, target, sizeof(target) - 1);
-	if (n < 0) {
-		src_error(w, "readlink", src, errno);
-		return;
-	}
-	target[n] = '\0';
-	count_lookup(w);
-	if (symlink(target, dst) < 0)
-		src_error(w, "symlink", dst, errno);
-}
-
 static bool copy_entry(struct worker *w, const char *src, const char *dst);
 
 /* Returns false when the copy was cut short by the end of the run. */
@@ -162,7 +151,7 @@ static bool copy_dir(struct worker *w, const char *src, const char *dst,
 
 	count_lookup(w);
 	if (mkdir(dst, 0700) < 0) {
-		src_error(w, "mkdir", dst, errno);
+		dst_error(w, "mkdir", dst, errno);
 		return true;
 	}
 	w->dirs_made++;
@@ -215,8 +204,6 @@ static bool copy_entry(struct worker *w, const char *src, const char *dst)
 		return copy_dir(w, src, dst, &st);
 	if (S_ISREG(st.st_mode))
 		copy_file(w, src, dst, &st);
-	else if (S_ISLNK(st.st_mode))
-		copy_link(w, src, dst);
 	return true;
 }
 
@@ -230,7 +217,8 @@ void copy_loop(struct worker *w)
 	remove_tree(w, dst, false);	/* leftovers of an earlier run */
 	while (!stopped()) {
 		w->dirs_made = 0;
-		if (copy_entry(w, src, dst))
+		/* A copy made its top directory and was not cut short. */
+		if (copy_entry(w, src, dst) && w->dirs_made > 0)
 			w->copies++;
 		/* No directory made: the top mkdir failed, nothing to remove. */
 		remove_tree(w, dst, w->dirs_made > 0);

@@ -15,6 +15,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 
 	prctl(PR_SET_NAME, WALK_COMM, 0, 0, 0);
+	w->os_tid = (int)gettid();
 	if (!gate_wait())
 		return NULL;
 	if (cfg.mode == MODE_CP)
@@ -35,7 +36,6 @@ static void alloc_threads(struct run *run)
 		w->idx = (int)i;
 		w->rng = rng_init(cfg.seed, (uint64_t)i);
 		w->hist = xcalloc(nbins, sizeof(*w->hist));
-		w->paths = xcalloc((size_t)cfg.max_paths, sizeof(*w->paths));
 		w->first_false_t = -1;
 		run->workers[i] = w;
 	}
@@ -119,6 +119,8 @@ static void join_threads(struct run *run, long nworkers, long npruners,
 		res->elapsed = since_start();
 	for (i = 0; i < npruners; i++)
 		pthread_join(run->pruners[i]->tid, NULL);
+	for (i = 0; res && i < nworkers; i++)
+		recheck_false(run->workers[i]);
 }
 
 /* After the run: the stderr summary, the result line; the exit status. */

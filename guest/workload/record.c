@@ -1,10 +1,80 @@
 // SPDX-License-Identifier: GPL-2.0
-/* dcrace-workload: a worker's counts of false ENOENTs and other errors. */
+/*
+ * dcrace-workload: a worker's counts of false ENOENTs and other errors.
+ *
+ * An ENOENT on a path the workload guarantees is checked before it counts
+ * as false: right after the failure the path (for a create, its parent)
+ * is looked up with lstat(), up to 3 times since that lookup can race too;
+ * if it is really missing the failure counts as "gone", not false.  At
+ * the end of the run every kept false ENOENT on a path that stays for the
+ * whole run (the walk tree, cp's source tree) is checked again, and moved
+ * to "gone" if its path is missing then.
+ */
 #include "workload.h"
 
-void note_false(struct worker *w, const char *path)
+/* False ENOENTs kept by all workers (at most keep_cap()). */
+static atomic_size_t kept;
+
+static size_t keep_cap(void)
 {
-	double t = since_start();
+	return cfg.max_paths > KEEP_MIN ? (size_t)cfg.max_paths : KEEP_MIN;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Does PATH stay for the whole run (no copier removes it)? */
+static bool persists(const char *path)
+{
+	size_t n = strlen(cfg.dir);
+
+	if (cfg.mode != MODE_CP)
+		return true;
+	if (strncmp(path, cfg.dir, n) != 0)
+		return false;
+	return path[n] == '\0' ||
+	       (strncmp(path + n, "/src", 4) == 0 &&
+		(path[n + 4] == '\0' || path[n + 4] == '/'));
+}
+
+static void keep(struct worker *w, const char *op, const char *path,
+		 const char *check, double t, uint64_t ns)
+{
+	struct path_rec *r;
+
+	if (atomic_fetch_add(&kept, 1) >= keep_cap())
+		return;
+	if (w->npaths == w->paths_cap) {
+		size_t cap = w->paths_cap ? 2 * w->paths_cap : 64;
+		struct path_rec *p = realloc(w->paths, cap * sizeof(*p));
+
+		if (!p)
+			return;
+		w->paths = p;
+		w->paths_cap = cap;
+	}
+	r = &w->paths[w->npaths];
+	r->path = strdup(path);
+	r->check = check == path ? r->path : strdup(check);
+	if (!r->path || !r->check)
+		return;
+	r->op = op;
+	r->t = t;
+	r->ns = ns;
+	r->tid = w->os_tid;
+	r->persist = persists(check);
+	r->gone = false;
+	w->npaths++;
+}
+
+static void note_false(struct worker *w, const char *op, const char *path,
+		       const char *check, double t, uint64_t ns)
+{
 	size_t bin = t < 0 ? 0 : (size_t)t;
 
 	if (bin >= nbins)
@@ -16,15 +86,47 @@ void note_false(struct worker *w, const char *path)
 		atomic_store(&stop_flag, 1);
 	atomic_store_explicit(&w->pub_false, w->false_enoent,
 			      memory_order_relaxed);
-	if (w->npaths < (size_t)cfg.max_paths) {
-		char *copy = strdup(path);
+	keep(w, op, path, check, t, ns);
+}
 
-		if (copy) {
-			w->paths[w->npaths].path = copy;
-			w->paths[w->npaths].t = t;
-			w->npaths++;
+/*
+ * Is CHECK there?  lstat() up to 3 times: a failed one that a later one
+ * contradicts was itself a false ENOENT, and counts as one.
+ */
+static bool still_there(struct worker *w, const char *check)
+{
+	double t[3];
+	uint64_t ns[3];
+	struct stat st;
+	int i, j;
+
+	for (i = 0; i < 3; i++) {
+		if (w)
+			count_lookup(w);
+		if (lstat(check, &st) == 0 || errno != ENOENT) {
+			for (j = 0; w && j < i; j++)
+				note_false(w, "lstat", check, check, t[j],
+					   ns[j]);
+			return true;
 		}
+		ns[i] = mono_ns();
+		t[i] = since_start();
 	}
+	return false;
+}
+
+static bool verify_enoent(struct worker *w, const char *op, const char *path,
+			  const char *check)
+{
+	uint64_t ns = mono_ns();
+	double t = since_start();
+
+	if (!still_there(w, check)) {
+		w->gone++;
+		return false;
+	}
+	note_false(w, op, path, check, t, ns);
+	return true;
 }
 
 void note_error(struct worker *w, const char *op, const char *path, int err)
@@ -41,12 +143,56 @@ void note_error(struct worker *w, const char *op, const char *path, int err)
 /*
  * A failed syscall on a path the workload guarantees: a source entry, or a
  * destination whose parent directory the copier made and alone removes.
- * ENOENT there is the race; anything else is the workload's own error.
+ * ENOENT there is the race, once the path is found there; anything else
+ * is the workload's own error.  Returns whether it was a false ENOENT.
  */
-void src_error(struct worker *w, const char *op, const char *path, int err)
+bool src_error(struct worker *w, const char *op, const char *path, int err)
 {
 	if (err == ENOENT)
-		note_false(w, path);
-	else
+		return verify_enoent(w, op, path, path);
+	note_error(w, op, path, err);
+	return false;
+}
+
+/* Like src_error(), for a call that creates PATH: its parent must exist. */
+bool dst_error(struct worker *w, const char *op, const char *path, int err)
+{
+	char parent[PATH_MAX];
+	const char *slash;
+	size_t n;
+
+	if (err != ENOENT) {
 		note_error(w, op, path, err);
+		return false;
+	}
+	slash = strrchr(path, '/');
+	n = slash ? (size_t)(slash - path) : 0;
+	if (n >= sizeof(parent))
+		n = sizeof(parent) - 1;
+	memcpy(parent, path, n);
+	parent[n] = '\0';
+	return verify_enoent(w, op, path, n ? parent : "/");
+}
+
+/* After the run (threads joined): kept false ENOENTs whose path is gone. */
+void recheck_false(struct worker *w)
+{
+	double first = -1;
+	size_t i, bin;
+
+	for (i = 0; i < w->npaths; i++) {
+		struct path_rec *r = &w->paths[i];
+
+		if (r->persist && !still_there(NULL, r->check)) {
+			r->gone = true;
+			w->false_enoent--;
+			w->gone++;
+			bin = r->t < 0 ? 0 : (size_t)r->t;
+			w->hist[bin < nbins ? bin : nbins - 1]--;
+		} else if (first < 0 || r->t < first) {
+			first = r->t;
+		}
+	}
+	if (first >= 0 || !w->false_enoent)
+		w->first_false_t = first;
 }

@@ -83,8 +83,9 @@ void print_result(const struct result *r, long npruners)
 		printf(",\"t\":%.3f}", r->paths[i].t);
 		listed++;
 	}
-	printf("],\"paths_dropped\":%" PRIu64 ",\"copies\":%" PRIu64 "}\n",
-	       r->false_enoent - listed, r->copies);
+	printf("],\"paths_dropped\":%" PRIu64 ",\"copies\":%" PRIu64
+	       ",\"gone\":%" PRIu64 "}\n",
+	       r->false_enoent - listed, r->copies, r->gone);
 	fflush(f);
 }
 
@@ -125,6 +126,7 @@ void collect_result(struct result *r, struct worker **workers,
 		r->copies += w->copies;
 		for (b = 0; b < nbins; b++)
 			r->hist[b] += w->hist[b];
+		r->gone += w->gone;
 		if (w->false_enoent &&
 		    (r->first_false_t < 0 ||
 		     w->first_false_t < r->first_false_t))
@@ -138,9 +140,11 @@ void collect_result(struct result *r, struct worker **workers,
 	}
 	r->paths = xcalloc(total_paths, sizeof(*r->paths));
 	for (i = 0; i < cfg.threads; i++) {
-		memcpy(r->paths + r->npaths, workers[i]->paths,
-		       workers[i]->npaths * sizeof(*r->paths));
-		r->npaths += workers[i]->npaths;
+		size_t k;
+
+		for (k = 0; k < workers[i]->npaths; k++)
+			if (!workers[i]->paths[k].gone)
+				r->paths[r->npaths++] = workers[i]->paths[k];
 	}
 	qsort(r->paths, r->npaths, sizeof(*r->paths), cmp_path_rec);
 

@@ -111,20 +111,35 @@ struct config {
 
 extern struct config cfg;
 
+/* A false ENOENT: the failed call and when, for the JSON "paths". */
 struct path_rec {
-	char *path;
-	double t;
+	char *path;		/* the path the call failed on */
+	const char *op;		/* the call: "stat", "open", "mkdir", ... */
+	double t;		/* seconds since the start */
+	uint64_t ns;		/* CLOCK_MONOTONIC ns at the failure */
+	int tid;		/* gettid() of the failing thread */
+	bool persist;		/* CHECK stays for the whole run */
+	bool gone;		/* reclassified: really gone at the end */
+	char *check;		/* what must exist: path, or its parent */
 };
+
+/*
+ * The false ENOENTs kept per run for the check at the end and for
+ * "paths": at least this many, more with a larger --max-paths.
+ */
+#define KEEP_MIN	100000
 
 /* One per walker/copier; only its own thread writes it until joined. */
 struct worker {
 	_Atomic uint64_t pub_syscalls;	/* published for the progress line */
 	_Atomic uint64_t pub_false;
 	pthread_t tid;
+	int os_tid;		/* gettid() */
 	int idx;
 	uint64_t rng;
 	uint64_t syscalls;
 	uint64_t false_enoent;
+	uint64_t gone;		/* ENOENT on a path really gone */
 	uint64_t other_errors;
 	uint64_t copies;
 	uint64_t dirs_made;	/* by the current copy */
@@ -133,7 +148,7 @@ struct worker {
 	char *first_err;
 	uint64_t *hist;
 	struct path_rec *paths;
-	size_t npaths;
+	size_t npaths, paths_cap;
 };
 
 struct pruner {
@@ -149,6 +164,7 @@ struct result {
 	double elapsed;
 	uint64_t syscalls;
 	uint64_t false_enoent;
+	uint64_t gone;
 	uint64_t other_errors;
 	uint64_t copies;
 	uint64_t prunes;
@@ -198,9 +214,10 @@ void parse_args(int argc, char **argv);
 void prepare_tree(void);
 
 /* record.c */
-void note_false(struct worker *w, const char *path);
 void note_error(struct worker *w, const char *op, const char *path, int err);
-void src_error(struct worker *w, const char *op, const char *path, int err);
+bool src_error(struct worker *w, const char *op, const char *path, int err);
+bool dst_error(struct worker *w, const char *op, const char *path, int err);
+void recheck_false(struct worker *w);
 
 /* walk.c */
 void walk_loop(struct worker *w);

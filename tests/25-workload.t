@@ -1,0 +1,105 @@
+#!/bin/bash
+# The workload on the host (no guest): a host build of guest/workload/
+# runs against a temporary tree, with an LD_PRELOAD shim
+# (tests/workload/fault.c) that makes chosen calls fail with ENOENT.
+# Covers how failures are counted: verified false ENOENTs, paths really
+# gone ("gone"), one count per failure in the copier's retries, copies.
+set -euo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+plan 13
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+wl=$tmp/dcrace-workload
+so=$tmp/fault.so
+
+rc=0
+gcc -O2 -pthread -Wall -Wextra -Werror -o "$wl" "$ROOT"/guest/workload/*.c 2>"$tmp/cc.log" || rc=$?
+diag "$(cat "$tmp/cc.log")"
+ok "$rc" "the workload builds on the host with -Wall -Wextra -Werror"
+rc=0
+gcc -shared -fPIC -Wall -Wextra -Werror -o "$so" "$ROOT/tests/workload/fault.c" -ldl 2>"$tmp/cc.log" || rc=$?
+diag "$(cat "$tmp/cc.log")"
+ok "$rc" "the fault shim builds"
+
+# jget FILE EXPR: a Python expression over the result JSON `r`.
+jget() {
+	python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).read().split(" ", 1)[1]); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# run OUT ARGS...: the workload on $tmp/tree, its result line in OUT;
+# with the shim's variables from the array fault (then emptied).
+fault=()
+run() {
+	local out=$1
+	shift
+	env "${fault[@]}" "$wl" --dir "$tmp/tree" --quiet --pruner none --threads 1 "$@" >"$out" 2>"$out.err" || true
+	fault=()
+	diag "$(cat "$out.err")"
+}
+
+small=(--dirs 1 --files 4)
+"$wl" --dir "$tmp/tree" --setup-only --quiet "${small[@]}" >/dev/null
+
+# 1. A file really removed (after --no-setup's check): every ENOENT on it
+# is "gone", none is false.
+(sleep 0.3; rm "$tmp/tree/d00/f001") &
+run "$tmp/gone" --no-setup "${small[@]}" --duration 0.8
+wait
+fe=$(jget "$tmp/gone" 'r["false_enoent"]')
+gone=$(jget "$tmp/gone" 'r.get("gone")')
+ok "$([[ $fe == 0 ]]; echo $?)" "removed file: no false ENOENT (got $fe)"
+ok "$([[ $gone =~ ^[1-9][0-9]*$ ]]; echo $?)" "removed file: counted as gone (got $gone)"
+
+# 2. ENOENT on a file that is there (the shim's stat): false, verified.
+"$wl" --dir "$tmp/tree" --setup-only --quiet "${small[@]}" >/dev/null
+fault=(DCRACE_FAULT_OP=stat DCRACE_FAULT_PATH=d00/f002 LD_PRELOAD="$so")
+run "$tmp/false" --no-setup "${small[@]}" --duration 0.3
+fe=$(jget "$tmp/false" 'r["false_enoent"]')
+gone=$(jget "$tmp/false" 'r.get("gone")')
+paths=$(jget "$tmp/false" 'sorted(set(p["path"] for p in r["paths"]))')
+ok "$([[ $fe =~ ^[1-9][0-9]*$ && $gone == 0 ]]; echo $?)" "ENOENT on an existing file: false ($fe), not gone ($gone)"
+ok "$([[ $paths == "['$tmp/tree/d00/f002']" ]]; echo $?)" "the listed paths are that file ($paths)"
+
+# 3. The file is there right after the failures, gone at the end of the
+# run: the check at the end moves them all from false to gone.
+(sleep 0.2; rm -f "$tmp/tree/d00/f002") &
+fault=(DCRACE_FAULT_OP=stat DCRACE_FAULT_PATH=d00/f002 LD_PRELOAD="$so")
+run "$tmp/late" --no-setup "${small[@]}" --duration 0.6
+wait
+fe=$(jget "$tmp/late" 'r["false_enoent"]')
+gone=$(jget "$tmp/late" 'r.get("gone")')
+hist=$(jget "$tmp/late" 'sum(r["per_second"])')
+np=$(jget "$tmp/late" 'len(r["paths"])')
+ok "$([[ $fe == 0 && $gone =~ ^[1-9][0-9]*$ ]]; echo $?)" "removed during the run: false $fe, gone $gone"
+ok "$([[ $hist == 0 && $np == 0 ]]; echo $?)" "removed during the run: per_second sums to $hist, $np paths listed"
+
+# 4. cp mode, one file of the copy that unlink() always reports missing
+# (it is there): each removal tries it 3 times and counts it once; the
+# copy cannot be removed, so the next top-level mkdir fails with EEXIST,
+# which is no copy.
+rm -rf "$tmp/tree"
+fault=(DCRACE_FAULT_OP=unlink DCRACE_FAULT_PATH=cp0/d00/f000 DCRACE_FAULT_COUNT="$tmp/count" LD_PRELOAD="$so")
+run "$tmp/cp" --mode cp "${small[@]}" --stagger-ms 0 --duration 0.5
+fe=$(jget "$tmp/cp" 'r["false_enoent"]')
+copies=$(jget "$tmp/cp" 'r["copies"]')
+errs=$(jget "$tmp/cp" 'r["other_errors"]')
+made=$(cat "$tmp/count" 2>/dev/null || echo 0)
+diag "unlink failures made: $made; false_enoent $fe; other_errors $errs; copies $copies"
+ok "$([[ $fe =~ ^[1-9][0-9]*$ && $made -eq $((3 * fe)) ]]; echo $?)" "a failure retried 3 times counts once ($made failures made, $fe counted)"
+ok "$([[ $copies == 1 ]]; echo $?)" "a top-level mkdir that failed (EEXIST) is no copy (copies $copies, want 1)"
+
+# 5. Behaviour of the old single-file workload kept: usage errors exit 2.
+rc=0
+"$wl" --threads 0 >/dev/null 2>"$tmp/err" || rc=$?
+ok "$([[ $rc == 2 ]] && grep -q 'out of range 1..64' "$tmp/err"; echo $?)" "usage error: exit 2 (got $rc)"
+rc=0
+"$wl" --help >"$tmp/help" || rc=$?
+ok "$([[ $rc == 0 ]] && grep -q '^usage: dcrace-workload' "$tmp/help"; echo $?)" "--help: exit 0, usage text"
+if grep -qE 'symlink|readlink' "$ROOT"/guest/workload/*.c; then
+	fail "no dead symlink copy in cp mode (the source tree has no links)"
+else
+	pass "no dead symlink copy in cp mode (the source tree has no links)"
+fi
+done_testing
