@@ -7,7 +7,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 13
+plan 16
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -23,9 +23,10 @@ gcc -shared -fPIC -Wall -Wextra -Werror -o "$so" "$ROOT/tests/workload/fault.c" 
 diag "$(cat "$tmp/cc.log")"
 ok "$rc" "the fault shim builds"
 
-# jget FILE EXPR: a Python expression over the result JSON `r`.
+# jget FILE EXPR: a Python expression over the result JSON `r` (or the
+# error's last line).
 jget() {
-	python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).read().split(" ", 1)[1]); print(eval(sys.argv[2]))' "$1" "$2"
+	python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).read().split(" ", 1)[1]); print(eval(sys.argv[2]))' "$1" "$2" 2>&1 | tail -n 1 || true
 }
 
 # run OUT ARGS...: the workload on $tmp/tree, its result line in OUT;
@@ -55,12 +56,21 @@ ok "$([[ $gone =~ ^[1-9][0-9]*$ ]]; echo $?)" "removed file: counted as gone (go
 # 2. ENOENT on a file that is there (the shim's stat): false, verified.
 "$wl" --dir "$tmp/tree" --setup-only --quiet "${small[@]}" >/dev/null
 fault=(DCRACE_FAULT_OP=stat DCRACE_FAULT_PATH=d00/f002 LD_PRELOAD="$so")
-run "$tmp/false" --no-setup "${small[@]}" --duration 0.3
+ns0=$(python3 -c 'import time; print(time.monotonic_ns())')
+run "$tmp/false" --no-setup "${small[@]}" --duration 0.3 --threads 2
+ns1=$(python3 -c 'import time; print(time.monotonic_ns())')
 fe=$(jget "$tmp/false" 'r["false_enoent"]')
 gone=$(jget "$tmp/false" 'r.get("gone")')
 paths=$(jget "$tmp/false" 'sorted(set(p["path"] for p in r["paths"]))')
 ok "$([[ $fe =~ ^[1-9][0-9]*$ && $gone == 0 ]]; echo $?)" "ENOENT on an existing file: false ($fe), not gone ($gone)"
 ok "$([[ $paths == "['$tmp/tree/d00/f002']" ]]; echo $?)" "the listed paths are that file ($paths)"
+# Every false ENOENT listed by default, each with its thread, op and time.
+n=$(jget "$tmp/false" 'len(r["paths"]) == r["false_enoent"] and r["paths_dropped"] == 0')
+ok "$([[ $n == True ]]; echo $?)" "by default every false ENOENT is listed in paths"
+n=$(jget "$tmp/false" 'sorted(set((p["op"], type(p["tid"]).__name__) for p in r["paths"])), len(set(p["tid"] for p in r["paths"]))')
+ok "$([[ $n == "([('stat', 'int')], 2)" ]]; echo $?)" "each entry has op stat and the tid of one of the 2 walkers ($n)"
+n=$(jget "$tmp/false" "all($ns0 < p['ns'] < $ns1 for p in r['paths']) and [p['ns'] for p in r['paths']] == sorted(p['ns'] for p in r['paths']) and abs(r['paths'][0]['ns'] - $ns0 - 1e9 * r['paths'][0]['t']) < 2e8")
+ok "$([[ $n == True ]]; echo $?)" "ns is CLOCK_MONOTONIC at the failure (within the run, in order, matches t)"
 
 # 3. The file is there right after the failures, gone at the end of the
 # run: the check at the end moves them all from false to gone.
