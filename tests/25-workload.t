@@ -7,7 +7,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 16
+plan 22
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -45,8 +45,8 @@ small=(--dirs 1 --files 4)
 
 # 1. A file really removed (after --no-setup's check): every ENOENT on it
 # is "gone", none is false.
-(sleep 0.3; rm "$tmp/tree/d00/f001") &
-run "$tmp/gone" --no-setup "${small[@]}" --duration 0.8
+(sleep 0.2; rm "$tmp/tree/d00/f001") &
+run "$tmp/gone" --no-setup "${small[@]}" --duration 1.5
 wait
 fe=$(jget "$tmp/gone" 'r["false_enoent"]')
 gone=$(jget "$tmp/gone" 'r.get("gone")')
@@ -76,7 +76,7 @@ ok "$([[ $n == True ]]; echo $?)" "ns is CLOCK_MONOTONIC at the failure (within 
 # run: the check at the end moves them all from false to gone.
 (sleep 0.2; rm -f "$tmp/tree/d00/f002") &
 fault=(DCRACE_FAULT_OP=stat DCRACE_FAULT_PATH=d00/f002 LD_PRELOAD="$so")
-run "$tmp/late" --no-setup "${small[@]}" --duration 0.6
+run "$tmp/late" --no-setup "${small[@]}" --duration 1.5
 wait
 fe=$(jget "$tmp/late" 'r["false_enoent"]')
 gone=$(jget "$tmp/late" 'r.get("gone")')
@@ -100,7 +100,32 @@ diag "unlink failures made: $made; false_enoent $fe; other_errors $errs; copies 
 ok "$([[ $fe =~ ^[1-9][0-9]*$ && $made -eq $((3 * fe)) ]]; echo $?)" "a failure retried 3 times counts once ($made failures made, $fe counted)"
 ok "$([[ $copies == 1 ]]; echo $?)" "a top-level mkdir that failed (EEXIST) is no copy (copies $copies, want 1)"
 
-# 5. Behaviour of the old single-file workload kept: usage errors exit 2.
+# 5. --mix: the walkers' calls in proportion; the default is the mode's.
+"$wl" --dir "$tmp/tree" --setup-only --quiet "${small[@]}" >/dev/null
+fault=(DCRACE_FAULT_OP=open DCRACE_FAULT_PATH=d00/f002 LD_PRELOAD="$so")
+run "$tmp/mix" --no-setup "${small[@]}" --duration 0.3 --mix stat=50,open=50
+n=$(jget "$tmp/mix" 'r["mix"], sorted(set(p["op"] for p in r["paths"])), 0.07 < r["false_enoent"] / r["syscalls"] < 0.18')
+diag "mix run: $(jget "$tmp/mix" 'r["syscalls"], r["false_enoent"]')"
+ok "$([[ $n == "('stat=50,open=50', ['open'], True)" ]]; echo $?)" "--mix stat=50,open=50: about 1 call in 8 is an open of the faulted file ($n)"
+fault=(DCRACE_FAULT_OP=open DCRACE_FAULT_PATH=d00/f002 LD_PRELOAD="$so")
+run "$tmp/nomix" --no-setup "${small[@]}" --duration 0.2
+n=$(jget "$tmp/nomix" 'r["mix"], r["false_enoent"], r["syscalls"] > 0')
+ok "$([[ $n == "('stat=100', 0, True)" ]]; echo $?)" "default: stat only, no open ($n)"
+(sleep 0.2; rm "$tmp/tree/d00/f001") &
+run "$tmp/openat" --no-setup "${small[@]}" --duration 1 --mix openat=1
+wait
+n=$(jget "$tmp/openat" 'r["mix"], r["false_enoent"], r["other_errors"], r["gone"] > 0')
+ok "$([[ $n == "('openat=1', 0, 0, True)" ]]; echo $?)" "--mix openat=1: relative opens, the removed file gone ($n)"
+rc=0
+"$wl" --mix stat=1,rename=1 >/dev/null 2>"$tmp/err" || rc=$?
+ok "$([[ $rc == 2 ]] && grep -q "invalid --mix" "$tmp/err"; echo $?)" "--mix with an unknown call: exit 2 (got $rc)"
+rc=0
+"$wl" --mode cp --mix stat=1 >/dev/null 2>"$tmp/err" || rc=$?
+ok "$([[ $rc == 2 ]] && grep -q "mix is for" "$tmp/err"; echo $?)" "--mix in mode cp: exit 2 (got $rc)"
+n=$("$wl" --help | grep -c -- '--mix OP=W' || true)
+ok "$([[ $n == 1 ]]; echo $?)" "--help documents --mix"
+
+# 6. Behaviour of the old single-file workload kept: usage errors exit 2.
 rc=0
 "$wl" --threads 0 >/dev/null 2>"$tmp/err" || rc=$?
 ok "$([[ $rc == 2 ]] && grep -q 'out of range 1..64' "$tmp/err"; echo $?)" "usage error: exit 2 (got $rc)"

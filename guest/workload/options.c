@@ -3,6 +3,7 @@
 #include "workload.h"
 
 const char *const mode_names[] = { "stat", "open", "cp" };
+const char *const op_names[] = { "stat", "lstat", "open", "openat" };
 const char *const pruner_names[] = {
 	"drop_caches", "pressure", "none"
 };
@@ -53,6 +54,11 @@ static void usage(FILE *f)
 "  --quiet                  no progress lines on stderr\n"
 "  --nice N                 run at nice N, 0..19 (default 0): background\n"
 "                           load that yields to a foreground job\n"
+"  --mix OP=W[,OP=W...]     walkers (stat, open modes): make the calls OP\n"
+"                           in proportion to the weights W, 0..1000;\n"
+"                           OP: stat, lstat, open (open O_RDONLY, close),\n"
+"                           openat (the same, relative to a DIR fd)\n"
+"                           (default stat=100; open=100 in mode open)\n"
 "  --stop-at-first          end the run at the first false ENOENT\n"
 "                           (for time-to-first measurements)\n"
 "  --help                   this text\n"
@@ -125,7 +131,7 @@ enum {
 	OPT_DIR = 256, OPT_MODE, OPT_THREADS, OPT_PRUNER, OPT_PRUNERS,
 	OPT_INTERVAL, OPT_PCT, OPT_STAGGER, OPT_DURATION, OPT_SEED,
 	OPT_DIRS, OPT_FILES, OPT_CACHE_PRESSURE, OPT_MAXPATHS, OPT_SETUP_ONLY, OPT_NO_SETUP,
-	OPT_QUIET, OPT_STOP_FIRST, OPT_NICE, OPT_HELP,
+	OPT_QUIET, OPT_STOP_FIRST, OPT_NICE, OPT_MIX, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -148,6 +154,7 @@ static const struct option long_opts[] = {
 	{ "quiet",		no_argument,	   NULL, OPT_QUIET },
 	{ "stop-at-first",	no_argument,	   NULL, OPT_STOP_FIRST },
 	{ "nice",		required_argument, NULL, OPT_NICE },
+	{ "mix",		required_argument, NULL, OPT_MIX },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -199,6 +206,31 @@ static bool parse_long_field(int c)
 	return false;
 }
 
+/* --mix stat=50,open=50: weights of the walkers' calls. */
+static void parse_mix(const char *arg)
+{
+	char buf[256], *item, *save = NULL;
+	int op;
+
+	if (strlen(arg) >= sizeof(buf))
+		usage_error("invalid --mix '%s' (too long)", arg);
+	memcpy(buf, arg, strlen(arg) + 1);
+	memset(cfg.mix, 0, sizeof(cfg.mix));
+	for (item = strtok_r(buf, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+
+		if (eq)
+			*eq = '\0';
+		op = lookup_name(op_names, NOPS, item);
+		if (!eq || op < 0)
+			usage_error("invalid --mix '%s' (OP=WEIGHT,... with OP stat|lstat|open|openat)",
+				    arg);
+		cfg.mix[op] = parse_long("mix", eq + 1, 0, 1000);
+	}
+	cfg.mix_set = true;
+}
+
 static void parse_option(int c, char **argv)
 {
 	int v;
@@ -239,6 +271,9 @@ static void parse_option(int c, char **argv)
 	case OPT_STOP_FIRST:
 		cfg.stop_first = true;
 		break;
+	case OPT_MIX:
+		parse_mix(optarg);
+		break;
 	case OPT_HELP:
 		usage(stdout);
 		exit(0);
@@ -250,11 +285,27 @@ static void parse_option(int c, char **argv)
 	}
 }
 
+/* The walkers' calls: --mix, or the mode's one call. */
+static void finish_mix(void)
+{
+	int i;
+
+	if (cfg.mix_set && cfg.mode == MODE_CP)
+		usage_error("--mix is for --mode stat or open");
+	if (!cfg.mix_set)
+		cfg.mix[cfg.mode == MODE_OPEN ? OP_OPEN : OP_STAT] = 100;
+	for (i = 0; i < NOPS; i++)
+		cfg.mix_total += cfg.mix[i];
+	if (cfg.mix_total == 0)
+		usage_error("--mix: every weight is 0");
+}
+
 /* Defaults that depend on other options; the directory; the bins. */
 static void finish_args(void)
 {
 	size_t len;
 
+	finish_mix();
 	if (cfg.setup_only && cfg.no_setup)
 		usage_error("--setup-only and --no-setup exclude each other");
 	if (!cfg.pruner_set && cfg.mode == MODE_CP)

@@ -93,8 +93,17 @@ static void print_json(FILE *f, const struct result *r, long npruners)
 	fputs("],\"paths\":[", f);
 	print_paths(f, r, &listed);
 	fprintf(f, "],\"paths_dropped\":%" PRIu64 ",\"copies\":%" PRIu64
-		",\"gone\":%" PRIu64 "}\n",
+		",\"gone\":%" PRIu64 ",\"mix\":",
 		r->false_enoent - listed, r->copies, r->gone);
+	if (cfg.mode == MODE_CP) {
+		fputs("null", f);
+	} else {
+		char mix[128];
+
+		mix_string(mix, sizeof(mix));
+		json_string(f, mix);
+	}
+	fputs("}\n", f);
 }
 
 /*

@@ -1,30 +1,105 @@
 // SPDX-License-Identifier: GPL-2.0
-/* dcrace-workload: the stat and open walkers. */
+/*
+ * dcrace-workload: the walkers: stat(), lstat(), open() + close() or
+ * openat() + close() of random files of the tree, in the proportions of
+ * --mix (by default the mode's one call).
+ */
 #include "workload.h"
+
+/* "stat=50,open=50": the calls with a weight, for the result. */
+void mix_string(char *buf, size_t size)
+{
+	size_t len = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < NOPS && len < size; i++) {
+		if (cfg.mix[i])
+			len += (size_t)snprintf(buf + len, size - len, "%s%s=%ld",
+						len ? "," : "", op_names[i],
+						cfg.mix[i]);
+	}
+}
+
+/* The only call with a weight, or -1 when there are several. */
+static int single_op(void)
+{
+	int i;
+
+	for (i = 0; i < NOPS; i++)
+		if (cfg.mix[i] == cfg.mix_total)
+			return i;
+	return -1;
+}
+
+static enum walk_op pick_op(struct worker *w)
+{
+	long r = (long)rng_below(&w->rng, (unsigned int)cfg.mix_total);
+	int i;
+
+	for (i = 0; i < NOPS - 1; i++) {
+		r -= cfg.mix[i];
+		if (r < 0)
+			break;
+	}
+	return (enum walk_op)i;
+}
+
+/* One call; its errno when it failed, else 0. */
+static int walk_call(enum walk_op op, int dirfd, const char *path,
+		     const char *rel)
+{
+	struct stat st;
+	int r;
+
+	switch (op) {
+	case OP_STAT:
+		r = stat(path, &st);
+		break;
+	case OP_LSTAT:
+		r = lstat(path, &st);
+		break;
+	case OP_OPEN:
+		r = open(path, O_RDONLY | O_CLOEXEC);
+		break;
+	default:
+		r = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+		break;
+	}
+	if (r < 0)
+		return errno;
+	if (op == OP_OPEN || op == OP_OPENAT)
+		close(r);
+	return 0;
+}
 
 void walk_loop(struct worker *w)
 {
-	const char *op = cfg.mode == MODE_STAT ? "stat" : "open";
+	int fixed = single_op(), dirfd = AT_FDCWD;
 	char path[PATH_MAX];
+	size_t base;
 
+	base = (size_t)snprintf(path, sizeof(path), "%s/", cfg.dir);
+	if (cfg.mix[OP_OPENAT]) {
+		dirfd = open(base > 1 ? cfg.dir : "/",
+			     O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dirfd < 0) {
+			note_error(w, "open", base > 1 ? cfg.dir : "/", errno);
+			return;
+		}
+	}
 	while (!stopped()) {
 		unsigned int d = rng_below(&w->rng, (unsigned int)cfg.dirs);
 		unsigned int f = rng_below(&w->rng, (unsigned int)cfg.files);
-		struct stat st;
-		int r, err;
+		enum walk_op op = fixed >= 0 ? (enum walk_op)fixed : pick_op(w);
+		int err;
 
 		snprintf(path, sizeof(path), "%s/d%02u/f%03u", cfg.dir, d, f);
-		if (cfg.mode == MODE_STAT) {
-			r = stat(path, &st);
-			err = errno;
-		} else {
-			r = open(path, O_RDONLY | O_CLOEXEC);
-			err = errno;
-			if (r >= 0)
-				close(r);
-		}
+		err = walk_call(op, dirfd, path, path + base);
 		count_lookup(w);
-		if (r < 0)
-			src_error(w, op, path, err);
+		if (err)
+			src_error(w, op_names[op], path, err);
 	}
+	if (dirfd >= 0)
+		close(dirfd);
 }

@@ -82,7 +82,11 @@
 enum wl_mode { MODE_STAT, MODE_OPEN, MODE_CP };
 enum wl_pruner { PRUNER_DROP, PRUNER_PRESSURE, PRUNER_NONE };
 
+/* The walkers' calls (--mix). */
+enum walk_op { OP_STAT, OP_LSTAT, OP_OPEN, OP_OPENAT, NOPS };
+
 extern const char *const mode_names[];
+extern const char *const op_names[];
 extern const char *const pruner_names[];
 
 struct config {
@@ -107,6 +111,9 @@ struct config {
 	bool quiet;
 	bool stop_first;
 	long nice;
+	long mix[NOPS];		/* weight of each walk_op */
+	long mix_total;
+	bool mix_set;
 };
 
 extern struct config cfg;
@@ -221,6 +228,7 @@ void recheck_false(struct worker *w);
 
 /* walk.c */
 void walk_loop(struct worker *w);
+void mix_string(char *buf, size_t size);
 
 /* cp.c */
 void copy_loop(struct worker *w);
