@@ -143,7 +143,6 @@ void gate_open(int state, int nready)
 	pthread_mutex_unlock(&gate_lock);
 }
 
-
 void *alloc_aligned(size_t size)
 {
 	void *p;

@@ -34,7 +34,6 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-
 static int cmp_path_rec(const void *a, const void *b)
 {
 	const struct path_rec *x = a, *y = b;
