@@ -117,6 +117,13 @@ int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* A thread's start: its name, then the gate; false: the run is off. */
+bool thread_start(const char *comm)
+{
+	prctl(PR_SET_NAME, comm, 0, 0, 0);
+	return gate_wait();
+}
+
 bool gate_wait(void)
 {
 	int st;

@@ -41,9 +41,29 @@ static bool is_dot(const char *name)
 	       (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
+/* DIR's next entry other than . and ..; NULL at the end or on an error. */
+static const struct dirent *next_entry(struct worker *w, DIR *dir,
+				       const char *path)
+{
+	const struct dirent *de;
+
+	for (;;) {
+		errno = 0;
+		de = readdir(dir);
+		if (!de) {
+			if (errno)
+				note_error(w, "readdir", path, errno);
+			return NULL;
+		}
+		if (!is_dot(de->d_name))
+			return de;
+	}
+}
+
 /* MUST_EXIST: PATH was made by this copier (else ENOENT is fine). */
 static void remove_tree(struct worker *w, const char *path, bool must_exist)
 {
+	const struct dirent *de;
 	char child[PATH_MAX];
 	struct stat st;
 	int tries = 0;
@@ -76,21 +96,9 @@ static void remove_tree(struct worker *w, const char *path, bool must_exist)
 		if (!again(w, "opendir", path, errno, &tries))
 			return;
 	}
-	for (;;) {
-		const struct dirent *de;
-
-		errno = 0;
-		de = readdir(dir);
-		if (!de) {
-			if (errno)
-				note_error(w, "readdir", path, errno);
-			break;
-		}
-		if (is_dot(de->d_name))
-			continue;
+	while ((de = next_entry(w, dir, path)))
 		if (join_path(w, child, path, de->d_name))
 			remove_tree(w, child, true);
-	}
 	closedir(dir);
 	tries = 0;
 	count_lookup(w);
@@ -160,19 +168,11 @@ static bool copy_dir(struct worker *w, const char *src, const char *dst,
 	if (!dir) {
 		src_error(w, "opendir", src, errno);
 	} else {
-		for (;;) {
-			char s[PATH_MAX], t[PATH_MAX];
-			const struct dirent *de;
+		const struct dirent *de;
 
-			errno = 0;
-			de = readdir(dir);
-			if (!de) {
-				if (errno)
-					note_error(w, "readdir", src, errno);
-				break;
-			}
-			if (is_dot(de->d_name))
-				continue;
+		while ((de = next_entry(w, dir, src))) {
+			char s[PATH_MAX], t[PATH_MAX];
+
 			if (!join_path(w, s, src, de->d_name) ||
 			    !join_path(w, t, dst, de->d_name))
 				continue;

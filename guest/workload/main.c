@@ -14,9 +14,8 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 
-	prctl(PR_SET_NAME, WALK_COMM, 0, 0, 0);
 	w->os_tid = (int)gettid();
-	if (!gate_wait())
+	if (!thread_start(WALK_COMM))
 		return NULL;
 	if (cfg.mode == MODE_CP)
 		copy_loop(w);

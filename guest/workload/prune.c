@@ -150,8 +150,7 @@ void *pruner_main(void *arg)
 {
 	struct pruner *p = arg;
 
-	prctl(PR_SET_NAME, PRUNE_COMM, 0, 0, 0);
-	if (!gate_wait())
+	if (!thread_start(PRUNE_COMM))
 		return NULL;
 	if (cfg.pruner == PRUNER_DROP)
 		drop_caches_loop(p);

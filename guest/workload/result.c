@@ -2,34 +2,24 @@
 /* dcrace-workload: progress lines, summing up, the DCRACE-RESULT line. */
 #include "workload.h"
 
+/* JSON's two-character escapes. */
+static const char *const json_escapes[128] = {
+	['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n", ['\r'] = "\\r",
+	['\t'] = "\\t",
+};
+
 static void json_string(FILE *f, const char *s)
 {
 	const unsigned char *p;
 
 	fputc('"', f);
 	for (p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
+		if (*p < 128 && json_escapes[*p])
+			fputs(json_escapes[*p], f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
 	}
 	fputc('"', f);
 }

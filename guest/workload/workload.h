@@ -210,6 +210,7 @@ uint64_t rng_next(uint64_t *s);
 unsigned int rng_below(uint64_t *s, unsigned int n);
 int write_all(int fd, const void *buf, size_t len);
 bool gate_wait(void);
+bool thread_start(const char *comm);
 void gate_open(int state, int nready);
 void *alloc_aligned(size_t size);
 void *xcalloc(size_t n, size_t size);
