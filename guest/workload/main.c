@@ -15,12 +15,8 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 
 	w->os_tid = (int)gettid();
-	if (!thread_start(WALK_COMM))
-		return NULL;
-	if (cfg.mode == MODE_CP)
-		copy_loop(w);
-	else
-		walk_loop(w);
+	if (thread_start(WALK_COMM))
+		(cfg.mode == MODE_CP ? copy_loop : walk_loop)(w);
 	return NULL;
 }
 

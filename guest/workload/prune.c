@@ -150,12 +150,8 @@ void *pruner_main(void *arg)
 {
 	struct pruner *p = arg;
 
-	if (!thread_start(PRUNE_COMM))
-		return NULL;
-	if (cfg.pruner == PRUNER_DROP)
-		drop_caches_loop(p);
-	else
-		pressure_loop(p);
+	if (thread_start(PRUNE_COMM))
+		(cfg.pruner == PRUNER_DROP ? drop_caches_loop : pressure_loop)(p);
 	return NULL;
 }
 
