@@ -4,7 +4,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 29
+plan 30
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -83,6 +83,22 @@ chmod +x "$tmp/gcc/gcc"
 k1=$(bash -c 'source "$1/lib.sh"; build_key std' _ "$HS")
 k2=$(PATH=$tmp/gcc:$PATH bash -c 'source "$1/lib.sh"; build_key std' _ "$HS")
 ok "$([[ -n $k1 && -n $k2 && $k1 != "$k2" ]]; echo $?)" "the kernel cache key changes with the compiler ($k1, $k2)"
+
+# The cache is locked: while another run holds the initramfs lock, a build
+# waits for it, then writes beside its final name and renames.
+lc=$tmp/lockcache
+mkdir -p "$lc/locks"
+flock "$lc/locks/initramfs.lock" sleep 4 &
+holder=$!
+sleep 0.5
+start=$SECONDS
+rc=0
+img=$(DCRACE_CACHE=$lc "$HS/build-initramfs" 2>"$tmp/err") || rc=$?
+took=$((SECONDS - start))
+wait "$holder" || true
+ok "$([[ $rc -eq 0 && $took -ge 3 && -f $img ]] && grep -q 'waiting for the cache lock initramfs' "$tmp/err" &&
+	[[ -z $(find "$lc/initramfs" -name '*.tmp-*') ]]; echo $?)" \
+	"build-initramfs waits for another run's cache lock (${took} s, exit $rc) and leaves no temporary file"
 
 # Children in their own process group, stderr read while they run: a fake
 # run-guest (DCRACE_RUN_GUEST) that floods stderr, one that ignores SIGTERM.

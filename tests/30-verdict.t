@@ -5,10 +5,9 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 39
+plan 41
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp_dir
 C=$HS/compare
 
 # mklog FILE USER_FALSE MODULE_FALSE CAUGHT [how]: a canned serial log;
@@ -44,15 +43,6 @@ mklog() {
 		echo "DCRACE-EXIT 0"
 	} >"$f"
 }
-
-run() {
-	# run NAME CMD...: keep stdout/stderr/exit status.
-	local n=$1 rc=0
-	shift
-	"$@" >"$tmp/$n.out" 2>"$tmp/$n.err" || rc=$?
-	echo "$rc" >"$tmp/$n.rc"
-}
-rcof() { cat "$tmp/$1.rc"; }
 
 mklog "$tmp/u-good" 5 5 0
 mklog "$tmp/f-good" 0 0 7
@@ -142,6 +132,29 @@ for bad in "--duration nan" "--duration inf" "--duration -1" "--inject 20000" "-
 done
 ok "$(grep -q 'make -j2 bzImage || exit 125' "$tmp/help2.out" && ! grep -q 'make[^|]*&& ' "$tmp/help2.out"; echo $?)" \
 	"check-kernel --help maps a failed build to 125 (skip), not make's 2 (bad)"
+# A value dcrace.ko refuses stops the run with a setup error (run-guest:
+# 125, so check-kernel cannot test, compare's infrastructure error), not a
+# run without injection: the guest script on a fake debugfs where the
+# delay_us write fails.
+mkdir -p "$tmp/dbg/inject" "$tmp/dbg/inject/delay_us"
+(cd "$HS" && python3 -c '
+import sys
+from dcrace_harness import spec
+spec.DEBUGFS = sys.argv[1]
+print(spec.RunSpec(inject_us=50).guest_script().replace("dcrace-workload", "echo WORKLOAD-RAN"))' "$tmp/dbg") >"$tmp/guest.sh"
+rc=0
+out=$(sh "$tmp/guest.sh" 2>/dev/null) || rc=$?
+ok "$([[ $rc -ne 0 && $out == *"DCRACE-SETUP-ERROR dcrace.ko refused inject/delay_us=50"* && $out != *WORKLOAD-RAN* &&
+	$(cat "$tmp/dbg/inject/comm") == dcr-walk ]]; echo $?)" \
+	"a refused inject value stops the guest with a setup error, before the workload (exit $rc: $out)"
+# Paths in the output are relative to the checkout (README's sample).
+ok "$(cd "$ROOT" && python3 -c '
+import os, sys
+sys.path.insert(0, "host-scripts")
+from dcrace_harness.runner import shown
+sys.exit(not (shown(os.path.abspath("results/compare-1")) == "results/compare-1" and shown("/elsewhere/x") == "/elsewhere/x"))'; echo $?)" \
+	"compare and check-kernel print their logs directory relative to the current one"
+
 run c-nan "$C" --duration nan
 ok "$([[ $(rcof c-nan) -eq $EX_USAGE && $(grep -c . "$tmp/c-nan.err") -eq 1 ]]; echo $?)" "compare --duration nan: usage error $EX_USAGE (got $(rcof c-nan))"
 done_testing

@@ -7,18 +7,8 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 plan 8
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp_dir
 C=$HS/compare
-
-run() {
-	# run NAME CMD...: keep stdout/stderr/exit status.
-	local n=$1 rc=0
-	shift
-	"$@" >"$tmp/$n.out" 2>"$tmp/$n.err" || rc=$?
-	echo "$rc" >"$tmp/$n.rc"
-}
-rcof() { cat "$tmp/$1.rc"; }
 
 # One short real compare: injection on, 5 s per kernel.
 run real "$C" --duration 5 --json "$tmp/real.json" --results "$T_RESULTS"

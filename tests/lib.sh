@@ -78,6 +78,24 @@ is_count() {
 	done
 }
 
+# tmp_dir: a scratch directory in $tmp, removed at exit.
+tmp_dir() {
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+}
+
+# run NAME CMD...: run CMD, keeping its stdout, stderr and exit status in
+# $tmp/NAME.out, .err and .rc (the test file makes $tmp); rcof NAME: that
+# status.
+run() {
+	local n=$1 rc=0
+	shift
+	# shellcheck disable=SC2154
+	"$@" >"$tmp/$n.out" 2>"$tmp/$n.err" || rc=$?
+	echo "$rc" >"$tmp/$n.rc"
+}
+rcof() { cat "$tmp/$1.rc"; }
+
 # guest_json LOG: the workload's JSON result line from a serial log.
 guest_json() {
 	sed -n 's/^DCRACE-RESULT //p' "$1" | tail -n 1

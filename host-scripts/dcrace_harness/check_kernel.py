@@ -23,7 +23,7 @@ import sys
 from . import argtypes as A
 from . import defs
 from .logs import InfraError, problems, summarize
-from .runner import Interrupted, catch_signals, results_dir, run_once
+from .runner import Interrupted, catch_signals, results_dir, run_once, shown
 from .spec import RunSpec
 
 GOOD, BAD, UNTESTABLE = defs.EX_OK, defs.EX_FAIL, defs.EX_INFRA
@@ -108,7 +108,7 @@ def main(argv):
                 bad = True
                 break
         print("check-kernel: %s (logs: %s)" % (
-            "BAD: the kernel reports false ENOENT" if bad else "good: no false ENOENT", outdir))
+            "BAD: the kernel reports false ENOENT" if bad else "good: no false ENOENT", shown(outdir)))
         return BAD if bad else GOOD
     except Interrupted as e:
         sys.stderr.write("\ncheck-kernel: interrupted (%s)\n" % e)

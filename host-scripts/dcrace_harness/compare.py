@@ -21,7 +21,7 @@ import tempfile
 from . import argtypes as A
 from . import defs
 from .logs import InfraError, parse_log, summarize, kernel_bad, verdict
-from .runner import Interrupted, catch_signals, results_dir, run_once
+from .runner import Interrupted, catch_signals, results_dir, run_once, shown
 from .spec import RunSpec, default_mem
 
 
@@ -181,7 +181,7 @@ def gather(args, spec):
     names = args.names
     runs = {n: [] for n in names}
     outdir = results_dir(args.results, "compare")
-    sys.stderr.write("compare: logs in %s\n" % outdir)
+    sys.stderr.write("compare: logs in %s\n" % shown(outdir))
     for i in range(args.runs):
         for n in names:
             label = "%s run %d/%d" % (os.path.basename(n), i + 1, args.runs)
@@ -205,7 +205,7 @@ def report(args, spec, names, runs, outdir):
         print("note: module and user-space counts differ on: %s" % ", ".join(disagree))
     print("verdict: %s" % line)
     if outdir:
-        print("logs: %s" % outdir)
+        print("logs: %s" % shown(outdir))
     if args.plot:
         plot(args.plot, names, runs, "dcrace compare: %s" % line)
         print("plot: %s" % args.plot)

@@ -169,6 +169,13 @@ def run_once(spec, kernel, log, label):
     return r
 
 
+def shown(path):
+    """PATH as printed: relative to the current directory when it is under
+    it (results/compare-...), so that output shows no machine's paths."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
 def results_dir(base, name):
     d = os.path.join(base or os.path.join(ROOT, "results"),
                      "%s-%s-%d" % (name, time.strftime("%Y%m%d-%H%M%S"), os.getpid()))
