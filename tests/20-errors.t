@@ -4,7 +4,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 30
+plan 32
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -75,6 +75,14 @@ DCRACE_BUSYBOX=/no/such/busybox DCRACE_CACHE="$tmp/cache" "$HS/run-guest" -q --k
 	--log "$tmp/old.log" >/dev/null 2>"$tmp/err" || rc=$?
 ok "$([[ $rc -eq $EX_INFRA && ! -s $tmp/old.log ]]; echo $?)" \
 	"run-guest empties --log before building (exit $rc, $(wc -c <"$tmp/old.log") bytes left)"
+
+# Debian's module overlay missing from a fetched kernel: infrastructure.
+mkdir -p "$tmp/dcache/debian/6.1.0-1-amd64_1"
+ln -s 6.1.0-1-amd64_1 "$tmp/dcache/debian/current"
+cp "$tmp/bzImage" "$tmp/dcache/debian/6.1.0-1-amd64_1/vmlinuz"
+touch "$tmp/dcache/debian/6.1.0-1-amd64_1/done"
+expect_error "run-guest, Debian's module overlay missing" "$EX_INFRA" "module overlay is missing: .*overlay.cpio.gz \\(run: make kernels VARIANT=debian\\)" \
+	env DCRACE_CACHE="$tmp/dcache" "$HS/run-guest" -q --kernel debian --log "$tmp/deb.log"
 
 # The kernel cache key holds the compiler's version: another gcc, another key.
 mkdir -p "$tmp/gcc"
