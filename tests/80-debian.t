@@ -13,8 +13,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 # What the host has installed: the fetch must change none of it.
 host_state() {
-	ls -la /boot /lib/modules 2>/dev/null
-	dpkg-query -W -f '${Package} ${Version} ${Status}\n' 'linux-image-*' 'linux-headers-*' 2>/dev/null
+	ls -la /boot /lib/modules 2>&1 || true
+	dpkg-query -W -f '${Package} ${Version} ${Status}\n' 'linux-image-*' 'linux-headers-*' 2>&1 || true
 }
 host_state >"$tmp/host.before"
 
