@@ -9,13 +9,10 @@ PROG=$(basename "$0")
 # Bump when build-kernels changes how a kernel is made.
 DCRACE_BUILD_RECIPE=1
 
-# Exit codes shared by the host scripts.
-# shellcheck disable=SC2034
-EX_USAGE=2
-# shellcheck disable=SC2034
-EX_TIMEOUT=124	# guest hung, killed at --timeout
-# shellcheck disable=SC2034
-EX_INFRA=125	# infrastructure error: no result, bad log, QEMU failed
+# Exit codes, the splat pattern and the kernel table: one definition,
+# shared with the Python harness and the tests.
+# shellcheck source=host-scripts/dcrace_harness/defs.sh
+source "$DCRACE_ROOT/host-scripts/dcrace_harness/defs.sh"
 
 die() {
 	local code=1
@@ -37,13 +34,14 @@ info() {
 }
 
 # need_cmds CMD...: fail in one line naming every missing command.
+# NEED_CODE: their exit code (1; run-guest: an infrastructure error).
 need_cmds() {
 	local missing=() c
 	for c in "$@"; do
 		command -v "$c" >/dev/null 2>&1 || missing+=("$c")
 	done
 	if [[ ${#missing[@]} -gt 0 ]]; then
-		die "missing tools: ${missing[*]} (run host-scripts/deps to install them)"
+		die "${NEED_CODE:-1}" "missing tools: ${missing[*]} (run host-scripts/deps to install them)"
 	fi
 }
 
@@ -54,13 +52,28 @@ need_files() {
 		[[ -e $f ]] || missing+=("$f")
 	done
 	if [[ ${#missing[@]} -gt 0 ]]; then
-		die "missing files: ${missing[*]} (run host-scripts/deps to install them)"
+		die "${NEED_CODE:-1}" "missing files: ${missing[*]} (run host-scripts/deps to install them)"
 	fi
 }
 
+# need_value "$@": the option in $1 has a non-empty value in $2, else a
+# one-line usage error. need_arg "$@": it has one, maybe empty.
+need_value() {
+	[[ $# -ge 2 && -n $2 ]] || die "$EX_USAGE" "$1 needs a value (see --help)"
+}
+need_arg() {
+	[[ $# -ge 2 ]] || die "$EX_USAGE" "$1 needs a value (see --help)"
+}
+
+# compiler_id: the compiler that builds kernels and modules (kbuild
+# refuses a module built by another one than its tree's).
+compiler_id() {
+	gcc --version 2>/dev/null | head -n 1
+}
+
 # The key of a kernel build: source identity + patches + config fragment +
-# the build recipe version, so any change to what goes into a kernel
-# rebuilds it and nothing else does.
+# compiler + the build recipe version, so any change to what goes into a
+# kernel rebuilds it and nothing else does.
 # $1: variant (unfixed+fixed share one key: "std"; "debug").
 build_key() {
 	local variant=$1 tarid
@@ -73,8 +86,47 @@ build_key() {
 		if [[ $variant == debug ]]; then
 			cat "$DCRACE_ROOT/guest/debug.config"
 		fi
+		echo "compiler $(compiler_id)"
 		echo "recipe $DCRACE_BUILD_RECIPE"
 	} | sha256sum | cut -c1-16
+}
+
+# cache_lock NAME [shared]: hold a lock on $DCRACE_CACHE/locks/NAME until
+# the script exits (exclusive by default), so that two runs sharing the
+# cache do not build or delete the same thing at once.
+cache_lock() {
+	local fd
+	mkdir -p "$DCRACE_CACHE/locks"
+	exec {fd}>>"$DCRACE_CACHE/locks/$1.lock"
+	if ! flock -n ${2:+-s} "$fd"; then
+		info "waiting for the cache lock $1 (another dcrace run holds it)"
+		flock ${2:+-s} "$fd"
+	fi
+}
+
+# kernel_field NAME COLUMN: a column of the kernel table (defs.sh): build,
+# early_test or expect; fails for a name not in it.
+kernel_field() {
+	local name build early expect
+	while read -r name build early expect; do
+		[[ $name == "$1" ]] || continue
+		case $2 in
+		build) echo "$build" ;;
+		early_test) echo "$early" ;;
+		expect) echo "$expect" ;;
+		esac
+		return 0
+	done <<<"$DCRACE_KERNELS"
+	return 1
+}
+
+# kernel_names BUILD|all: the names in the kernel table (of one build).
+kernel_names() {
+	local name build rest
+	while read -r name build rest; do
+		[[ -n $name && ($1 == all || $build == "$1") ]] && echo "$name"
+	done <<<"$DCRACE_KERNELS"
+	return 0
 }
 
 # kernel_dir VARIANT: the cache directory of the current key.
@@ -85,19 +137,14 @@ kernel_dir() {
 # resolve_kernel NAME|PATH: print the bzImage path for unfixed, fixed,
 # debug, debian, or a path to a bzImage; fail with one line if there is none.
 resolve_kernel() {
-	local k=$1 dir
-	case $k in
-	unfixed | fixed)
-		dir=$(kernel_dir std)
+	local k=$1 dir build
+	build=$(kernel_field "$k" build) || build=
+	case $build in
+	std | debug)
+		dir=$(kernel_dir "$build")
 		[[ -f $dir/done && -f $dir/$k/bzImage ]] ||
-			die "$EX_USAGE" "kernel '$k' is not built (run: make kernels)"
+			die "$EX_USAGE" "kernel '$k' is not built (run: make kernels$([[ $build == std ]] || echo " VARIANT=$build"))"
 		echo "$dir/$k/bzImage"
-		;;
-	debug)
-		dir=$(kernel_dir debug)
-		[[ -f $dir/done && -f $dir/debug/bzImage ]] ||
-			die "$EX_USAGE" "kernel 'debug' is not built (run: make kernels VARIANT=debug)"
-		echo "$dir/debug/bzImage"
 		;;
 	debian)
 		dir=$DCRACE_CACHE/debian/current
@@ -106,7 +153,8 @@ resolve_kernel() {
 		readlink -f "$dir/vmlinuz"
 		;;
 	*)
-		[[ -f $k ]] || die "$EX_USAGE" "no such kernel: $k (want unfixed, fixed, debug, debian or a bzImage path)"
+		dir=$(kernel_names all)
+		[[ -f $k ]] || die "$EX_USAGE" "no such kernel: $k (want ${dir//$'\n'/, } or a bzImage path)"
 		if ! file -bL "$k" 2>/dev/null | grep -q 'Linux kernel'; then
 			if command -v file >/dev/null 2>&1; then
 				die "$EX_USAGE" "not a Linux kernel image: $k"
@@ -119,8 +167,8 @@ resolve_kernel() {
 
 # module_tree NAME: the kernel build tree to build dcrace.ko against.
 module_tree() {
-	case $1 in
-	unfixed | fixed) echo "$(kernel_dir std)/src" ;;
+	case $(kernel_field "$1" build) in
+	std) echo "$(kernel_dir std)/src" ;;
 	debug) echo "$(kernel_dir debug)/src" ;;
 	# Resolved: the headers of another Debian version get another build.
 	debian) echo "$(readlink -f "$DCRACE_CACHE/debian/current")/headers" ;;
@@ -133,13 +181,13 @@ debian_overlay() {
 	echo "$(readlink -f "$DCRACE_CACHE/debian/current")/overlay.cpio.gz"
 }
 
-# early_test_param NAME: dcrace.ko's early_test= for our kernels (patch
-# 0001's test in walk_component()) and Debian's (none); empty otherwise.
+# early_test_param NAME: dcrace.ko's early_test= for a kernel of the
+# table (patch 0001's test in walk_component(): 1; none, as Debian's: 0);
+# empty otherwise.
 early_test_param() {
-	case $1 in
-	unfixed | fixed | debug) echo "early_test=1" ;;
-	debian) echo "early_test=0" ;;
-	esac
+	local e
+	e=$(kernel_field "$1" early_test) || return 0
+	[[ $e == - ]] || echo "early_test=$e"
 }
 
 # newc_archive DIR: DIR's tree as a newc cpio archive on stdout (root owned,

@@ -54,9 +54,47 @@ done_testing() {
 	[[ $T_FAILED -eq 0 ]]
 }
 
-# Results of guest runs made by tests go here (kept for triage).
-T_RESULTS=$ROOT/results/tests
+# Exit codes, the splat pattern, the kernel table (one definition).
+# shellcheck source=host-scripts/dcrace_harness/defs.sh
+source "$ROOT/host-scripts/dcrace_harness/defs.sh"
+
+# Results of guest runs made by tests go here (kept for triage): one
+# directory per tests/run invocation (DCRACE_TEST_RUN), so that two runs
+# never write or read each other's logs.
+T_RESULTS=$ROOT/results/tests/${DCRACE_TEST_RUN:-$(date +%Y%m%d-%H%M%S)-$$}
 mkdir -p "$T_RESULTS"
+
+# splat FILE: the kernel splat lines in FILE (none: empty output).
+splat() {
+	grep -E "$DCRACE_SPLAT_RE" "$1" | grep -vF "$DCRACE_SPLAT_OWN" || true
+}
+
+# is_count VALUE...: every VALUE is a whole number (an empty or "x" field
+# from a missing log is not).
+is_count() {
+	local v
+	for v in "$@"; do
+		[[ $v =~ ^[0-9]+$ ]] || return 1
+	done
+}
+
+# tmp_dir: a scratch directory in $tmp, removed at exit.
+tmp_dir() {
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+}
+
+# run NAME CMD...: run CMD, keeping its stdout, stderr and exit status in
+# $tmp/NAME.out, .err and .rc (the test file makes $tmp); rcof NAME: that
+# status.
+run() {
+	local n=$1 rc=0
+	shift
+	# shellcheck disable=SC2154
+	"$@" >"$tmp/$n.out" 2>"$tmp/$n.err" || rc=$?
+	echo "$rc" >"$tmp/$n.rc"
+}
+rcof() { cat "$tmp/$1.rc"; }
 
 # guest_json LOG: the workload's JSON result line from a serial log.
 guest_json() {

@@ -1,0 +1,60 @@
+"""Command-line argument types and the parser every entry point uses: a
+bad command line is one line on stderr and the script's usage exit code."""
+
+import argparse
+import math
+import sys
+
+from . import defs
+
+
+def positive_int(s):
+    try:
+        v = int(s, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a whole number: %r" % s)
+    if v < 1:
+        raise argparse.ArgumentTypeError("must be at least 1: %r" % s)
+    return v
+
+
+def int_range(lo, hi, what="a whole number"):
+    """A type: a whole number in [lo, hi]."""
+    def parse(s):
+        try:
+            v = int(s, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError("not %s: %r" % (what, s))
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError("must be in %d..%d: %r" % (lo, hi, s))
+        return v
+    return parse
+
+
+def seconds(s):
+    """Workload seconds: a finite number in (0, 3600]."""
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number of seconds: %r" % s)
+    if not math.isfinite(v) or not 0 < v <= 3600:
+        raise argparse.ArgumentTypeError("must be in (0, 3600] s: %r" % s)
+    return v
+
+
+# Window widening in microseconds (dcrace.ko's inject/delay_us range).
+inject_us = int_range(0, 10000, "a number of microseconds")
+percent = int_range(0, 100, "a percentage")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and a chosen usage exit code."""
+
+    def __init__(self, *a, usage_code=defs.EX_USAGE, **kw):
+        kw.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*a, **kw)
+        self.usage_code = usage_code
+
+    def error(self, message):
+        sys.stderr.write("%s: error: %s (see --help)\n" % (self.prog, message))
+        sys.exit(self.usage_code)

@@ -1,0 +1,239 @@
+"""Boot the unfixed and the fixed kernel in turn with dcrace.ko loaded, run
+the same workload (same seed, threads, duration, injection), and print one
+table side by side with a verdict.
+
+Exit status: 0 the fix holds (unfixed reproduces, fixed is clean), 1 the fix
+does not hold (a false ENOENT on the fixed kernel or another kernel expected
+clean), 2 inconclusive (unfixed did not reproduce, no unfixed/fixed pair, or
+an unhealthy run: other errors, too few syscalls, module and user space
+disagree), 3 infrastructure error (a guest hung, printed no result, its log
+could not be parsed, a kernel splat, or a path really gone), 64 usage error,
+130 interrupted (README.md, "Exit codes").
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from . import argtypes as A
+from . import defs
+from .logs import InfraError, parse_log, summarize, kernel_bad, verdict
+from .runner import Interrupted, catch_signals, results_dir, run_once, shown
+from .spec import RunSpec, default_mem
+
+
+def build_parser():
+    p = A.Parser(prog="compare", description=__doc__)
+    p.add_argument("--duration", type=A.seconds,
+                   help="workload seconds per run (default 20; cp: 60)")
+    p.add_argument("--seed", type=A.positive_int, default=1, help="workload seed (default 1)")
+    p.add_argument("--threads", type=A.positive_int, default=2, help="walker threads (default 2)")
+    p.add_argument("--mode", choices=["stat", "open", "cp"], default="stat",
+                   help="workload mode (default stat)")
+    p.add_argument("--pruner", choices=["drop_caches", "pressure"],
+                   help="pruner (default: drop_caches; pressure for cp)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--inject", type=A.inject_us, metavar="US", dest="inject_us", default=20,
+                   help="busy-wait US microseconds (0..10000) in the race window, walkers only (default 20)")
+    g.add_argument("--natural", action="store_const", const=0, dest="inject_us",
+                   help="no injection: the natural race rate")
+    p.add_argument("--probability", type=A.percent, default=100, help="injection probability, percent (default 100)")
+    p.add_argument("--smp", type=A.positive_int, default=2, help="guest CPUs (default 2)")
+    p.add_argument("--mem", help="guest memory (default %s; cp: %s, the copies "
+                   "run short of memory as in Hugh's reproduction)" % (default_mem("stat"), default_mem("cp")))
+    p.add_argument("--runs", type=A.positive_int, default=1, help="runs per kernel (default 1)")
+    p.add_argument("--kernels", default="unfixed,fixed",
+                   help="comma-separated kernels: %s (debian: Debian's stock kernel) or bzImage paths "
+                   "(default unfixed,fixed)" % ", ".join(defs.kernel_names()))
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="also draw a per-second timeline of each kernel into FILE.png (gnuplot)")
+    p.add_argument("--results", metavar="DIR", help="where run logs go (default results/)")
+    p.add_argument("--timeout", type=A.positive_int, help="per-boot timeout, s (default duration*4+120)")
+    p.add_argument("--accel", choices=["tcg", "kvm", "auto"], default="tcg", help="QEMU accelerator (default tcg)")
+    p.add_argument("--from-logs", nargs="+", metavar="KERNEL=LOG",
+                   help="no boot: judge existing serial logs (for tests and re-analysis)")
+    return p
+
+
+def fmt_first(v):
+    return "-" if v is None else "%.2f s" % v
+
+
+def table(names, sums):
+    rows = [
+        ("runs", lambda s: str(s["runs"])),
+        ("syscalls made", lambda s: str(s["syscalls"])),
+        ("prunes (pruner passes)", lambda s: str(s["prunes"])),
+        ("other errors (not ENOENT)", lambda s: str(s["other_errors"])),
+        ("user-visible false ENOENT", lambda s: str(s["user_false_enoent"])),
+        ("runs that reproduced", lambda s: "%d/%d" % (s["runs_reproduced"], s["runs"])),
+        ("module races seen", lambda s: str(s["module_races"]) if s["has_module"] else "-"),
+        ("  false_enoent", lambda s: str(s["module_false_enoent"]) if s["has_module"] else "-"),
+        ("  caught (-ECHILD at the NULL test)", lambda s: str(s["module_caught"]) if s["has_module"] else "-"),
+        ("  caught_late (pruned after that test)", lambda s: str(s["module_caught_late"]) if s["has_module"] else "-"),
+        ("module and user space agree", lambda s: ("yes" if s["agree"] else "NO") if s["has_module"] else "-"),
+        ("time to first false ENOENT", lambda s: fmt_first(s["first_s"])),
+        ("kernel splats (BUG/WARNING)", lambda s: str(s["splats"])),
+        ("verdict", lambda s: "AFFECTED (false ENOENT)" if kernel_bad(s) else "clean"),
+    ]
+    w0 = max(len(r[0]) for r in rows)
+    cols = [max([len(n)] + [len(f(sums[n])) for _, f in rows]) for n in names]
+    out = ["%-*s  %s" % (w0, "", "  ".join("%*s" % (c, n) for c, n in zip(cols, names)))]
+    for label, f in rows:
+        out.append("%-*s  %s" % (w0, label, "  ".join("%*s" % (c, f(sums[n])) for c, n in zip(cols, names))))
+    return "\n".join(out)
+
+
+def series(run):
+    """Per-second rows of one run: (second, user false ENOENT, module
+    false_enoent, module caught)."""
+    user = run["result"].get("per_second") or []
+    mod = run.get("module_per_second") or []
+    n = max(len(user), len(mod))
+    rows = []
+    for i in range(n):
+        u = user[i] if i < len(user) else 0
+        m = mod[i] if i < len(mod) else {"false_enoent": 0, "caught": 0}
+        rows.append((i, u, m["false_enoent"], m["caught"]))
+    return rows
+
+
+def plot(path, names, runs, title):
+    """One panel per kernel (its first run), drawn by gnuplot."""
+    gp = shutil.which("gnuplot")
+    if not gp:
+        raise InfraError("--plot needs gnuplot (apt-get install gnuplot-nox)")
+    tmp = tempfile.mkdtemp(prefix="dcrace-plot-")
+    try:
+        script = ["set terminal pngcairo size 1000,%d font ',10'" % (260 * len(names) + 60),
+                  "set output '%s'" % path.replace("'", "''"),
+                  "set multiplot layout %d,1 title '%s'" % (len(names), title.replace("'", "''")),
+                  "set xlabel 'seconds of workload'", "set ylabel 'per second'",
+                  "set termoption noenhanced", "set key top right", "set grid", "set yrange [0:*]",
+                  "set style data linespoints"]
+        for i, n in enumerate(names):
+            data = os.path.join(tmp, "k%d.dat" % i)
+            rows = series(runs[n][0])
+            with open(data, "w") as f:
+                f.write("# second user_false_enoent module_false_enoent module_caught\n")
+                for r in rows:
+                    f.write("%d %d %d %d\n" % r)
+            s = summarize(runs[n])
+            script.append("set title '%s: %d user-visible false ENOENT, module %d false / %d caught'" % (
+                os.path.basename(n), s["user_false_enoent"], s["module_false_enoent"],
+                s["module_caught"] + s["module_caught_late"]))
+            if not rows:
+                script.append("set label 1 'no data' at graph 0.5,0.5 center")
+                script.append("plot 0 notitle")
+                script.append("unset label 1")
+                continue
+            script.append("plot '%s' using 1:2 title 'user-visible false ENOENT' lw 2 pt 7, "
+                          "'' using 1:3 title 'dcrace.ko false_enoent' lw 1 pt 6 dt 2, "
+                          "'' using 1:4 title 'dcrace.ko caught (-ECHILD, with caught_late)' lw 2 pt 5" % data)
+        script.append("unset multiplot")
+        sp = os.path.join(tmp, "plot.gp")
+        with open(sp, "w") as f:
+            f.write("\n".join(script) + "\n")
+        p = subprocess.run([gp, sp], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise InfraError("gnuplot failed: %s" % p.stderr.strip().splitlines()[-1:])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def parse_args(argv):
+    """(args, spec) from the command line; usage errors exit."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.plot and not args.plot.endswith(".png"):
+        parser.error("--plot wants a FILE.png")
+    if args.plot and not shutil.which("gnuplot"):
+        parser.error("--plot needs gnuplot (apt-get install gnuplot-nox)")
+    args.names = [k for k in args.kernels.split(",") if k]
+    if not args.names:
+        parser.error("--kernels is empty")
+    for item in args.from_logs or []:
+        if "=" not in item:
+            parser.error("--from-logs wants KERNEL=LOG, got %r" % item)
+    spec = RunSpec(duration=args.duration, seed=args.seed, threads=args.threads,
+                   mode=args.mode, pruner=args.pruner, inject_us=args.inject_us,
+                   probability=args.probability, smp=args.smp, mem=args.mem,
+                   timeout=args.timeout, accel=args.accel)
+    return args, spec
+
+
+def gather(args, spec):
+    """(names, runs, outdir): the parsed runs of each kernel, booted or
+    from --from-logs."""
+    if args.from_logs:
+        names, runs = [], {}
+        for item in args.from_logs:
+            k, log = item.split("=", 1)
+            if k not in runs:
+                names.append(k)
+                runs[k] = []
+            runs[k].append(parse_log(log))
+        return names, runs, None
+    names = args.names
+    runs = {n: [] for n in names}
+    outdir = results_dir(args.results, "compare")
+    sys.stderr.write("compare: logs in %s\n" % shown(outdir))
+    for i in range(args.runs):
+        for n in names:
+            label = "%s run %d/%d" % (os.path.basename(n), i + 1, args.runs)
+            log = os.path.join(outdir, "%s-run%d.log" % (os.path.basename(n), i + 1))
+            runs[n].append(run_once(spec, n, log, label))
+    return names, runs, outdir
+
+
+def report(args, spec, names, runs, outdir):
+    sums = {n: summarize(runs[n]) for n in names}
+    code, line = verdict(names, sums)
+    if not args.from_logs:
+        print("dcrace compare: mode=%s pruner=%s duration=%gs seed=%d threads=%d %s, runs=%d" % (
+            spec.mode, spec.pruner or ("pressure" if spec.mode == "cp" else "drop_caches"),
+            spec.duration, spec.seed, spec.threads,
+            "natural (no injection)" if not spec.inject_us else
+            "injection %d us p=%d%%" % (spec.inject_us, spec.probability), args.runs))
+    print(table(names, sums))
+    disagree = [n for n in names if sums[n]["has_module"] and not sums[n]["agree"]]
+    if disagree:
+        print("note: module and user-space counts differ on: %s" % ", ".join(disagree))
+    print("verdict: %s" % line)
+    if outdir:
+        print("logs: %s" % shown(outdir))
+    if args.plot:
+        plot(args.plot, names, runs, "dcrace compare: %s" % line)
+        print("plot: %s" % args.plot)
+    if args.json:
+        settings = {k: getattr(spec, k) for k in
+                    ("duration", "seed", "threads", "mode", "pruner", "inject_us",
+                     "probability", "smp", "mem")}
+        settings["runs"] = args.runs
+        doc = {"verdict": line, "exit": code, "kernels": sums,
+               "runs": {n: [{"log": r["log"], "result": r["result"],
+                             "stats": r.get("stats"), "probes": r.get("probes"),
+                             "module_per_second": r.get("module_per_second")}
+                            for r in runs[n]] for n in names},
+               "settings": settings}
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+    return code
+
+
+def main(argv):
+    catch_signals()
+    try:
+        args, spec = parse_args(argv)
+        names, runs, outdir = gather(args, spec)
+        return report(args, spec, names, runs, outdir)
+    except InfraError as e:
+        sys.stderr.write("compare: infrastructure error: %s\n" % e)
+        return defs.EX_HARNESS_INFRA
+    except Interrupted as e:
+        sys.stderr.write("\ncompare: interrupted (%s)\n" % e)
+        return defs.EX_INTERRUPTED

@@ -1,0 +1,36 @@
+# shellcheck shell=bash
+# The values the bash scripts, the Python harness and the tests share, each
+# defined once here. Sourced by host-scripts/lib.sh and tests/lib.sh; read
+# by dcrace_harness/defs.py (NAME=VALUE lines, shell quoting, nothing else).
+# shellcheck disable=SC2034
+
+# Exit codes of every host script (README.md, "Exit codes", documents them).
+EX_OK=0            # success: the fix holds (compare), good (check-kernel), done
+EX_FAIL=1          # the answer is no: the fix does not hold (compare), a bad kernel (check-kernel), a failed soak; a build or setup step failed (bash scripts)
+EX_INCONCLUSIVE=2  # compare: no verdict (no unfixed/fixed pair, unfixed did not reproduce, an unhealthy run)
+EX_HARNESS_INFRA=3 # compare, bench: infrastructure error (no trustworthy data)
+EX_USAGE=64        # a bad command line (every script but check-kernel)
+EX_TIMEOUT=124     # run-guest, soak: the guest hung and was killed at --timeout
+EX_INFRA=125       # run-guest, soak: infrastructure error; check-kernel: could not test (git bisect run skips the commit)
+EX_BISECT_USAGE=128 # check-kernel: a bad command line (git bisect run aborts)
+EX_INTERRUPTED=130 # compare, check-kernel, bench, run-guest: SIGINT or SIGTERM
+
+# Kernel splats: lines of a guest's dmesg or serial log that make a run
+# untrustworthy (extended regex), except dcrace.ko's own report.
+DCRACE_SPLAT_RE='BUG:|WARNING:|Oops|Call Trace|general protection|KASAN|possible circular locking|suspicious RCU usage|sleeping function called from invalid context|unreferenced object'
+DCRACE_SPLAT_OWN='BUG: dcrace: false ENOENT in rcu-walk'
+
+# The kernels known by name, one per line:
+#   name  build  early_test  expect
+# build: how it is made (std: build-kernels' unfixed+fixed tree, debug:
+# build-kernels --variant debug, debian: fetch-debian); early_test:
+# dcrace.ko's early_test= (where the kernel tests for a NULL inode, "-"
+# for none); expect: race (the bug is in it) or clean (fixed). compare
+# needs one race and one clean kernel for a verdict (unfixed and fixed);
+# any other clean one with a false ENOENT fails the fix too.
+DCRACE_KERNELS='
+unfixed std    1 race
+fixed   std    1 clean
+debug   debug  1 race
+debian  debian 0 clean
+'

@@ -1,0 +1,218 @@
+"""Reading a run's serial log, and judging kernels from the parsed runs.
+
+A run's serial log holds, between markers printed by the guest command:
+  DCRACE-RESULT {json}               the workload's one result line
+  DCRACE-STATS-BEGIN ... -END        dcrace.ko's debugfs "stats"
+  DCRACE-PROBES-BEGIN ... -END       dcrace.ko's debugfs "probes"
+  DCRACE-EVENTS-BEGIN ... -END       dcrace.ko's debugfs "events"
+  DCRACE-EXIT N                      the guest command's exit status
+Missing or unparsable pieces are infrastructure errors, never "no race".
+"""
+
+import json
+import re
+
+from . import defs
+
+
+class InfraError(Exception):
+    """The run produced no trustworthy data."""
+
+
+def _section(text, name):
+    m = re.search(r"^DCRACE-%s-BEGIN\n(.*?)^DCRACE-%s-END$" % (name, name),
+                  text, re.S | re.M)
+    return m.group(1) if m else None
+
+
+def parse_stats(block):
+    stats = {}
+    for line in block.splitlines():
+        m = re.match(r"^([a-z_]+): (-?\d+)$", line)
+        if m:
+            stats[m.group(1)] = int(m.group(2))
+    return stats
+
+
+def parse_ticks(text):
+    """Per-second module counts from DCRACE-TICK lines: a list of
+    {"t": seconds since the first tick, "false_enoent": n, "caught": n}
+    holding each second's increase."""
+    ticks = []
+    for m in re.finditer(r"^DCRACE-TICK ([0-9.]+) (.*)$", text, re.M):
+        kv = dict(re.findall(r"([a-z_]+): (\d+)", m.group(2)))
+        if "false_enoent" in kv and "caught" in kv:
+            ticks.append((float(m.group(1)), int(kv["false_enoent"]),
+                          int(kv["caught"]) + int(kv.get("caught_late", 0))))
+    out = []
+    for (t0, f0, c0), (t1, f1, c1) in zip(ticks, ticks[1:]):
+        out.append({"t": round(t1 - ticks[0][0], 2), "false_enoent": max(0, f1 - f0),
+                    "caught": max(0, c1 - c0)})
+    return out
+
+
+def parse_probes(block):
+    probes = []
+    for line in block.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        f = line.split()
+        if len(f) == 5:
+            probes.append({"name": f[0], "symbol": f[1], "kind": f[2],
+                           "state": f[3], "hits": int(f[4]) if f[4].isdigit() else None})
+    return probes
+
+
+REQUIRED_RESULT_KEYS = ("mode", "syscalls", "false_enoent", "per_second",
+                        "first_false_enoent_s", "elapsed_s")
+# Counts the workload may print; absent ones are 0.
+OPTIONAL_COUNTS = ("other_errors", "prunes", "gone")
+
+
+def read_text(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def parse_log(path, want_module=True):
+    """Parse one run's serial log into a dict; raise InfraError."""
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read().replace("\r", "")
+    except OSError as e:
+        raise InfraError("cannot read log %s: %s" % (path, e))
+    if "DCRACE-BOOTED" not in text:
+        raise InfraError("guest never reached /init (log %s)" % path)
+    if "Kernel panic" in text:
+        raise InfraError("guest kernel panicked (log %s)" % path)
+    lines = [l for l in text.splitlines() if l.startswith("DCRACE-RESULT ")]
+    if not lines:
+        raise InfraError("the workload printed no result line (log %s)" % path)
+    try:
+        res = json.loads(lines[-1][len("DCRACE-RESULT "):])
+    except ValueError as e:
+        raise InfraError("unparsable workload result (%s) in %s" % (e, path))
+    if not isinstance(res, dict) or any(k not in res for k in REQUIRED_RESULT_KEYS):
+        raise InfraError("workload result lacks fields in %s" % path)
+    for k in ("syscalls", "false_enoent") + OPTIONAL_COUNTS:
+        if k in res and (not isinstance(res[k], int) or res[k] < 0):
+            raise InfraError("workload result field %s is not a count in %s" % (k, path))
+    m = re.findall(r"^DCRACE-EXIT (\d+)$", text, re.M)
+    if not m:
+        raise InfraError("guest ended without an exit status: truncated log? (%s)" % path)
+    out = {"log": path, "result": res, "exit": int(m[-1])}
+    if want_module:
+        sb = _section(text, "STATS")
+        if sb is None:
+            raise InfraError("no dcrace stats in %s" % path)
+        st = parse_stats(sb)
+        for k in ("false_enoent", "caught", "null_inode_seen", "events"):
+            if k not in st:
+                raise InfraError("dcrace stats lack %s in %s" % (k, path))
+        out["stats"] = st
+        out["module_per_second"] = parse_ticks(text)
+        pb = _section(text, "PROBES")
+        out["probes"] = parse_probes(pb) if pb else []
+        out["events"] = _section(text, "EVENTS") or ""
+    dm = _section(text, "DMESG") or ""
+    out["splats"] = [l for l in dm.splitlines() if defs.is_splat(l)]
+    return out
+
+
+# A run that made fewer path lookups than this did not exercise the race.
+MIN_SYSCALLS = 100
+MIN_SYSCALLS_PER_S = 10
+
+
+def too_few_syscalls(res):
+    return res["syscalls"] < max(MIN_SYSCALLS, MIN_SYSCALLS_PER_S * float(res["elapsed_s"] or 0))
+
+
+def summarize(runs):
+    """Aggregate parsed runs of one kernel."""
+    s = {"runs": len(runs), "syscalls": 0, "user_false_enoent": 0,
+         "module_false_enoent": 0, "module_caught": 0, "module_caught_late": 0,
+         "module_races": 0, "other_errors": 0, "prunes": 0, "gone": 0,
+         "runs_few_syscalls": 0,
+         "agree": True, "first_s": None, "runs_reproduced": 0,
+         "splats": 0, "has_module": all("stats" in r for r in runs)}
+    for r in runs:
+        res = r["result"]
+        s["syscalls"] += res["syscalls"]
+        s["user_false_enoent"] += res["false_enoent"]
+        for k in OPTIONAL_COUNTS:
+            s[k] += res.get(k, 0)
+        if too_few_syscalls(res):
+            s["runs_few_syscalls"] += 1
+        if res["false_enoent"] > 0:
+            s["runs_reproduced"] += 1
+        f = res.get("first_false_enoent_s")
+        if f is not None and (s["first_s"] is None or f < s["first_s"]):
+            s["first_s"] = f
+        s["splats"] += len(r.get("splats", []))
+        if "stats" in r:
+            st = r["stats"]
+            s["module_false_enoent"] += st["false_enoent"]
+            s["module_caught"] += st["caught"]
+            s["module_caught_late"] += st.get("caught_late", 0)
+            s["module_races"] += (st["false_enoent"] + st["caught"] + st.get("caught_late", 0)
+                                  + st.get("unexpected", 0))
+            if st["false_enoent"] != res["false_enoent"]:
+                s["agree"] = False
+    return s
+
+
+def kernel_bad(s):
+    """A kernel is bad (affected) when anything saw a false ENOENT."""
+    return s["user_false_enoent"] > 0 or s["module_false_enoent"] > 0
+
+
+def problems(s):
+    """What makes a kernel's runs untrustworthy: [(exit code, reason)].
+    Infrastructure (the data is wrong): a kernel splat, an ENOENT on a path
+    that was really gone (the workload's tree changed). Inconclusive (the
+    data is right but proves nothing): other errors, too few syscalls,
+    module and user space disagreeing."""
+    out = []
+    if s["splats"]:
+        out.append((defs.EX_HARNESS_INFRA, "%d kernel splat line(s)" % s["splats"]))
+    if s["gone"]:
+        out.append((defs.EX_HARNESS_INFRA, "%d ENOENT on paths really gone: the run is invalid" % s["gone"]))
+    if s["other_errors"]:
+        out.append((defs.EX_INCONCLUSIVE, "%d other error(s) in the workload" % s["other_errors"]))
+    if s["runs_few_syscalls"]:
+        out.append((defs.EX_INCONCLUSIVE, "%d run(s) with too few syscalls" % s["runs_few_syscalls"]))
+    if s["has_module"] and not s["agree"]:
+        out.append((defs.EX_INCONCLUSIVE, "module and user-space counts differ"))
+    return out
+
+
+def verdict(names, sums):
+    """(exit code, one-line verdict) for the summaries of the named kernels.
+    Unhealthy runs first (3, then 2); then any kernel expected clean with a
+    false ENOENT (1); then a verdict needs an unfixed (race expected) and a
+    fixed (clean expected) kernel, and every unfixed one must reproduce."""
+    probs = [(c, "%s: %s" % (n, why)) for n in names for c, why in problems(sums[n])]
+    infra = [why for c, why in probs if c == defs.EX_HARNESS_INFRA]
+    if infra:
+        return defs.EX_HARNESS_INFRA, "INFRASTRUCTURE ERROR: " + "; ".join(infra)
+    if probs:
+        return defs.EX_INCONCLUSIVE, "INCONCLUSIVE: " + "; ".join(why for _, why in probs)
+    known = [n for n in names if n in defs.KERNELS]
+    race = [n for n in known if defs.KERNELS[n].expect_race]
+    clean = [n for n in known if defs.KERNELS[n].expect_clean]
+    for n in clean:
+        if kernel_bad(sums[n]):
+            return defs.EX_FAIL, "FIX DOES NOT HOLD: %d false ENOENT on the %s kernel" % (
+                max(sums[n]["user_false_enoent"], sums[n]["module_false_enoent"]), n)
+    if not race or not clean:
+        return defs.EX_INCONCLUSIVE, ("INCONCLUSIVE: no verdict without an unfixed and a "
+                                      "fixed kernel (%s)" % ", ".join(names))
+    for n in race:
+        if not kernel_bad(sums[n]):
+            return defs.EX_INCONCLUSIVE, "INCONCLUSIVE: the %s kernel did not reproduce the race" % n
+    return defs.EX_OK, "fix holds: %s reproduces (%d false ENOENT), %s is clean" % (
+        ", ".join(race), sum(sums[n]["user_false_enoent"] for n in race), ", ".join(clean))

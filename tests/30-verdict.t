@@ -1,0 +1,160 @@
+#!/bin/bash
+# compare and check-kernel without a guest: JSON/log parsing, the verdict
+# and the exit codes on canned logs, usage errors. (The real runs are in
+# 60-compare.t.)
+set -euo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+plan 41
+
+tmp_dir
+C=$HS/compare
+
+# mklog FILE USER_FALSE MODULE_FALSE CAUGHT [how]: a canned serial log;
+# how: truncated, garbage, killed (broken logs), other (2 other errors),
+# few (12 syscalls), splat (a WARNING in dmesg), gone (1 path really gone),
+# pruned (prunes and other_errors fields, 0 errors).
+mklog() {
+	local f=$1 u=$2 m=$3 c=$4 how=${5:-} sc=1000 extra=
+	case $how in
+	other) extra=',"other_errors":2' ;;
+	few) sc=12 ;;
+	gone) extra=',"gone":1' ;;
+	pruned) extra=',"other_errors":0,"prunes":321' ;;
+	esac
+	{
+		echo "DCRACE-BOOTED 6.1.192 cpus=2"
+		echo "DCRACE-MODULE-LOADED"
+		if [[ $how == garbage ]]; then
+			echo 'DCRACE-RESULT {"version":1,"mode":"stat","syscalls":12'
+		elif [[ $how != killed ]]; then
+			printf 'DCRACE-RESULT {"version":1,"mode":"stat","syscalls":%d,"false_enoent":%d,"first_false_enoent_s":%s,"per_second":[%d],"elapsed_s":1.0%s}\n' \
+				"$sc" "$u" "$([[ $u -gt 0 ]] && echo 0.5 || echo null)" "$u" "$extra"
+		fi
+		[[ $how == killed ]] && return
+		echo "DCRACE-STATS-BEGIN"
+		printf 'enabled: 1\nnull_inode_seen: %d\nfalse_enoent: %d\ncaught: %d\ncaught_late: 3\nevents: %d\nevents_lost: 0\n' \
+			$((m + c)) "$m" "$c" $((m + c))
+		echo "DCRACE-STATS-END"
+		[[ $how == truncated ]] && return
+		echo "DCRACE-DMESG-BEGIN"
+		[[ $how != splat ]] || echo "[    3.1] WARNING: CPU: 1 PID: 60 at fs/dcache.c:600 dentry_free+0x1/0x2"
+		echo "DCRACE-DMESG-END"
+		echo "DCRACE-EXIT 0"
+	} >"$f"
+}
+
+mklog "$tmp/u-good" 5 5 0
+mklog "$tmp/f-good" 0 0 7
+mklog "$tmp/f-bad" 1 1 7
+mklog "$tmp/u-none" 0 0 0
+mklog "$tmp/u-disagree" 5 4 0
+mklog "$tmp/trunc" 5 5 0 truncated
+mklog "$tmp/garbage" 5 5 0 garbage
+mklog "$tmp/killed" 0 0 0 killed
+
+run ok "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-good" --json "$tmp/ok.json"
+ok "$([[ $(rcof ok) -eq 0 ]]; echo $?)" "fix holds: exit 0 (got $(rcof ok))"
+ok "$(grep -q '^verdict: fix holds' "$tmp/ok.out"; echo $?)" "fix holds: verdict line"
+ok "$(grep -qE '^user-visible false ENOENT +5 +0$' "$tmp/ok.out"; echo $?)" "table: user-visible false ENOENT per kernel"
+ok "$(grep -qE '^module and user space agree +yes +yes$' "$tmp/ok.out"; echo $?)" "table: module and user space agree"
+ok "$([[ $(jq -r '.exit' "$tmp/ok.json") == 0 && $(jq -r '.kernels.fixed.module_caught' "$tmp/ok.json") == 7 ]]; echo $?)" "--json writes the verdict and the counts"
+diag "$(cat "$tmp/ok.out")"
+
+run bad "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-bad"
+ok "$([[ $(rcof bad) -eq 1 ]] && grep -q 'FIX DOES NOT HOLD' "$tmp/bad.out"; echo $?)" "a false ENOENT on fixed: exit 1 (got $(rcof bad))"
+run inc "$C" --from-logs "unfixed=$tmp/u-none" "fixed=$tmp/f-good"
+ok "$([[ $(rcof inc) -eq 2 ]] && grep -q 'INCONCLUSIVE' "$tmp/inc.out"; echo $?)" "unfixed did not reproduce: exit 2 (got $(rcof inc))"
+run dis "$C" --from-logs "unfixed=$tmp/u-disagree" "fixed=$tmp/f-good"
+ok "$(grep -qE '^module and user space agree +NO' "$tmp/dis.out" && grep -q '^note: module and user-space counts differ on: unfixed' "$tmp/dis.out"; echo $?)" "disagreement between module and user space is shown"
+run two "$C" --from-logs "unfixed=$tmp/u-good" "unfixed=$tmp/u-none" "fixed=$tmp/f-good"
+ok "$(grep -qE '^runs that reproduced +1/2 +0/1$' "$tmp/two.out"; echo $?)" "several runs per kernel are aggregated"
+
+for b in trunc garbage killed; do
+	run "$b" "$C" --from-logs "unfixed=$tmp/$b" "fixed=$tmp/f-good"
+	ok "$([[ $(rcof "$b") -eq 3 && $(grep -c . "$tmp/$b.err") -eq 1 ]] && grep -q "infrastructure error: .*$tmp/$b" "$tmp/$b.err"; echo $?)" \
+		"$b log: infrastructure error, exit 3, one line naming the log ($(cat "$tmp/$b.err"))"
+done
+run missing "$C" --from-logs "unfixed=$tmp/nonexistent" "fixed=$tmp/f-good"
+ok "$([[ $(rcof missing) -eq 3 ]]; echo $?)" "a missing log is an infrastructure error"
+
+run usage "$C" --duration nope
+ok "$([[ $(rcof usage) -eq 64 && $(grep -c . "$tmp/usage.err") -eq 1 ]]; echo $?)" "bad usage: exit 64, one line"
+run usage2 "$C" --natural --inject 5
+ok "$([[ $(rcof usage2) -eq 64 ]]; echo $?)" "--natural and --inject conflict: exit 64"
+run help "$C" --help
+ok "$([[ $(rcof help) -eq 0 ]] && grep -q -- '--natural' "$tmp/help.out"; echo $?)" "compare --help"
+run help2 "$HS/check-kernel" --help
+ok "$([[ $(rcof help2) -eq 0 ]] && grep -q 'git bisect run' "$tmp/help2.out"; echo $?)" "check-kernel --help"
+run ck-bad "$HS/check-kernel" --kernel /no/such/bzImage
+ok "$([[ $(rcof ck-bad) -eq 125 ]]; echo $?)" "check-kernel on a missing kernel: 125, could not test"
+
+
+# A verdict needs an unfixed and a fixed run (issue 12, item 14).
+run only-f "$C" --from-logs "fixed=$tmp/f-good"
+ok "$([[ $(rcof only-f) -eq 2 ]] && grep -q '^verdict: INCONCLUSIVE: no verdict without an unfixed and a fixed kernel' "$tmp/only-f.out"; echo $?)" \
+	"only a fixed run: no verdict, exit 2 (got $(rcof only-f))"
+run only-u "$C" --from-logs "unfixed=$tmp/u-good"
+ok "$([[ $(rcof only-u) -eq 2 ]]; echo $?)" "only an unfixed run: exit 2 (got $(rcof only-u))"
+run only-fb "$C" --from-logs "fixed=$tmp/f-bad"
+ok "$([[ $(rcof only-fb) -eq 1 ]] && grep -q 'FIX DOES NOT HOLD' "$tmp/only-fb.out"; echo $?)" \
+	"only a fixed run with a false ENOENT: the fix fails, exit 1 (got $(rcof only-fb))"
+run deb-bad "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-good" "debian=$tmp/f-bad"
+ok "$([[ $(rcof deb-bad) -eq 1 ]] && grep -q '^verdict: FIX DOES NOT HOLD: 1 false ENOENT on the debian kernel' "$tmp/deb-bad.out"; echo $?)" \
+	"a third kernel expected clean (debian) with a false ENOENT: exit 1 (got $(rcof deb-bad))"
+run deb-ok "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-good" "debian=$tmp/f-good"
+ok "$([[ $(rcof deb-ok) -eq 0 ]]; echo $?)" "unfixed, fixed and a clean debian: fix holds, exit 0 (got $(rcof deb-ok))"
+run path-bad "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-good" "/some/bzImage=$tmp/u-good"
+ok "$([[ $(rcof path-bad) -eq 0 ]]; echo $?)" "a bzImage path's column does not judge the fix (exit $(rcof path-bad))"
+
+# The workload's health (item 15): each problem makes the verdict 2 or 3,
+# even where the counts alone say "fix holds".
+for h in other:2 few:2 splat:3 gone:3; do
+	mklog "$tmp/f-${h%:*}" 0 0 7 "${h%:*}"
+	run "h-${h%:*}" "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-${h%:*}"
+	ok "$([[ $(rcof "h-${h%:*}") -eq ${h#*:} ]]; echo $?)" \
+		"fixed run with ${h%:*}: exit ${h#*:} (got $(rcof "h-${h%:*}"); $(grep '^verdict:' "$tmp/h-${h%:*}.out"))"
+done
+ok "$([[ $(rcof dis) -eq 2 ]] && grep -q '^verdict: INCONCLUSIVE: unfixed: module and user-space counts differ' "$tmp/dis.out"; echo $?)" \
+	"module and user space disagree: inconclusive, exit 2 (got $(rcof dis))"
+mklog "$tmp/u-pruned" 5 5 0 pruned
+run pruned "$C" --from-logs "unfixed=$tmp/u-pruned" "fixed=$tmp/f-other"
+ok "$(grep -qE '^prunes \(pruner passes\) +321 +0$' "$tmp/pruned.out" &&
+	grep -qE '^other errors \(not ENOENT\) +0 +2$' "$tmp/pruned.out"; echo $?)" "the table shows prunes and other errors per kernel"
+
+# check-kernel under git bisect run (item 17): a bad command line aborts
+# the bisection (>= 128), not "skip" (125) or "bad" (1..127).
+for bad in "--duration nan" "--duration inf" "--duration -1" "--inject 20000" "--inject -5" "--tries 0" "--bogus"; do
+	# shellcheck disable=SC2086
+	run ck-usage "$HS/check-kernel" --kernel unfixed $bad
+	ok "$([[ $(rcof ck-usage) -eq $EX_BISECT_USAGE && $(grep -c . "$tmp/ck-usage.err") -eq 1 ]]; echo $?)" \
+		"check-kernel $bad: usage error, exit $EX_BISECT_USAGE, one line (got $(rcof ck-usage): $(head -c 200 "$tmp/ck-usage.err"))"
+done
+ok "$(grep -q 'make -j2 bzImage || exit 125' "$tmp/help2.out" && ! grep -q 'make[^|]*&& ' "$tmp/help2.out"; echo $?)" \
+	"check-kernel --help maps a failed build to 125 (skip), not make's 2 (bad)"
+# A value dcrace.ko refuses stops the run with a setup error (run-guest:
+# 125, so check-kernel cannot test, compare's infrastructure error), not a
+# run without injection: the guest script on a fake debugfs where the
+# delay_us write fails.
+mkdir -p "$tmp/dbg/inject" "$tmp/dbg/inject/delay_us"
+(cd "$HS" && python3 -c '
+import sys
+from dcrace_harness import spec
+spec.DEBUGFS = sys.argv[1]
+print(spec.RunSpec(inject_us=50).guest_script().replace("dcrace-workload", "echo WORKLOAD-RAN"))' "$tmp/dbg") >"$tmp/guest.sh"
+rc=0
+out=$(sh "$tmp/guest.sh" 2>/dev/null) || rc=$?
+ok "$([[ $rc -ne 0 && $out == *"DCRACE-SETUP-ERROR dcrace.ko refused inject/delay_us=50"* && $out != *WORKLOAD-RAN* &&
+	$(cat "$tmp/dbg/inject/comm") == dcr-walk ]]; echo $?)" \
+	"a refused inject value stops the guest with a setup error, before the workload (exit $rc: $out)"
+# Paths in the output are relative to the checkout (README's sample).
+ok "$(cd "$ROOT" && python3 -c '
+import os, sys
+sys.path.insert(0, "host-scripts")
+from dcrace_harness.runner import shown
+sys.exit(not (shown(os.path.abspath("results/compare-1")) == "results/compare-1" and shown("/elsewhere/x") == "/elsewhere/x"))'; echo $?)" \
+	"compare and check-kernel print their logs directory relative to the current one"
+
+run c-nan "$C" --duration nan
+ok "$([[ $(rcof c-nan) -eq $EX_USAGE && $(grep -c . "$tmp/c-nan.err") -eq 1 ]]; echo $?)" "compare --duration nan: usage error $EX_USAGE (got $(rcof c-nan))"
+done_testing
