@@ -3,7 +3,11 @@
 
 DCRACE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DCRACE_CACHE=${DCRACE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dcrace}
-DCRACE_SRC_TARBALL=${DCRACE_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+# The kernel line: the source (linux-source-$DCRACE_LINE) and the patch
+# series under patches/$DCRACE_LINE/.
+DCRACE_LINE=${DCRACE_LINE:-6.1}
+
+DCRACE_SRC_TARBALL=${DCRACE_SRC_TARBALL:-/usr/src/linux-source-$DCRACE_LINE.tar.xz}
 PROG=$(basename "$0")
 
 # Bump when build-kernels changes how a kernel is made.
@@ -65,6 +69,27 @@ need_arg() {
 	[[ $# -ge 2 ]] || die "$EX_USAGE" "$1 needs a value (see --help)"
 }
 
+# patch_dir_files: every patch of the line, NUL-separated, sorted.
+patch_dir_files() {
+	find "$DCRACE_ROOT/patches/$DCRACE_LINE" -type f -name '*.patch' -print0 |
+		LC_ALL=C sort -z
+}
+
+# kernel_patches NAME: the patch files of a kernel of the table, in order,
+# one per line; fails naming a prefix that matches no file or several.
+kernel_patches() {
+	local list p f
+	list=$(kernel_field "$1" patches) || return 1
+	[[ $list == - ]] && return 0
+	local IFS=,
+	for p in $list; do
+		f=("$DCRACE_ROOT/patches/$DCRACE_LINE/$p"-*.patch)
+		[[ ${#f[@]} -eq 1 && -f ${f[0]} ]] ||
+			die "kernel '$1': patch '$p' must match one file in patches/$DCRACE_LINE/"
+		echo "${f[0]}"
+	done
+}
+
 # compiler_id: the compiler that builds kernels and modules (kbuild
 # refuses a module built by another one than its tree's).
 compiler_id() {
@@ -81,7 +106,7 @@ build_key() {
 	{
 		echo "variant $variant"
 		echo "tarball $tarid"
-		cat "$DCRACE_ROOT"/patches/*.patch
+		patch_dir_files | xargs -0 cat
 		cat "$DCRACE_ROOT/guest/kernel.config"
 		if [[ $variant == debug ]]; then
 			cat "$DCRACE_ROOT/guest/debug.config"
@@ -105,15 +130,16 @@ cache_lock() {
 }
 
 # kernel_field NAME COLUMN: a column of the kernel table (defs.sh): build,
-# early_test or expect; fails for a name not in it.
+# early_test, expect or patches; fails for a name not in it.
 kernel_field() {
-	local name build early expect
-	while read -r name build early expect; do
+	local name build early expect patches
+	while read -r name build early expect patches; do
 		[[ $name == "$1" ]] || continue
 		case $2 in
 		build) echo "$build" ;;
 		early_test) echo "$early" ;;
 		expect) echo "$expect" ;;
+		patches) echo "$patches" ;;
 		esac
 		return 0
 	done <<<"$DCRACE_KERNELS"

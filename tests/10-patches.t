@@ -1,12 +1,13 @@
 #!/bin/bash
-# The patch series applies with git apply (no fuzz) to a freshly unpacked
-# linux-source-6.1, and unfixed/fixed fs/namei.c differ only as intended.
+# The patch series apply with git apply (no fuzz) to a freshly unpacked
+# linux-source-6.1, unfixed/fixed fs/namei.c differ only as intended, and
+# each bug variant is one hunk in the function its shape names.
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=host-scripts/lib.sh
 source "$HS/lib.sh"
-plan 8
+plan 17
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -16,8 +17,9 @@ src=$tmp/$top
 cp "$src/fs/namei.c" "$tmp/orig.c"
 ga() { (cd "$src" && GIT_CEILING_DIRECTORIES=$tmp git apply "$@"); }
 
-p1=$(ls "$ROOT"/patches/0001-*.patch)
-p2=$(ls "$ROOT"/patches/0002-vfs-fix-race-in-rcu-lookup-of-pruned-dentry.patch)
+P=$ROOT/patches/$DCRACE_LINE
+p1=$(ls "$P"/0001-*.patch)
+p2=$(ls "$P"/0002-vfs-fix-race-in-rcu-lookup-of-pruned-dentry.patch)
 check "0001 applies with git apply --check" ga --check "$p1"
 ga "$p1"
 cp "$src/fs/namei.c" "$tmp/unfixed.c"
@@ -49,4 +51,41 @@ want=$'if(dentry&&(nd->flags&LOOKUP_RCU)&&!dentry->d_inode){\nif(read_seqcount_r
 ok "$([[ $code == "$want" ]]; echo $?)" "the fix adds exactly the d_seq check returning -ECHILD"
 # Nothing else in the tree: the rest of namei.c is the original.
 ok "$(grep -c '^-[^-]' <<<"$d2" | grep -qx 1; echo $?)" "the fix removes only the old if line"
+
+# variant NAME: apply NAME's series to the pristine namei.c into $tmp/NAME.c,
+# its diff into $d; a test point for applying.
+variant() {
+	local f
+	cp "$tmp/orig.c" "$src/fs/namei.c"
+	f=$(ls "$P/$1"/0001-*.patch)
+	check "$1 applies to the pristine tree with git apply --check" ga --check "$f"
+	ga "$f" || true
+	cp "$src/fs/namei.c" "$tmp/$1.c"
+	d=$(diff -U3 "$tmp/orig.c" "$tmp/$1.c" || true)
+}
+# code_added DIFF: the added lines that are code, not comment.
+code_added() { grep '^+[^+]' <<<"$1" | grep -vE '^\+\s*(/\*|\*)' | tr -d ' \t+' || true; }
+
+# mount-refetch: __follow_mount_rcu() re-samples next_seq for every dentry,
+# before its mount-point test; nothing else changes.
+variant mount-refetch
+diag "$d"
+ok "$([[ $(grep -c '^@@' <<<"$d") -eq 1 && $(grep -c '^-[^-]' <<<"$d") -eq 0 ]]; echo $?)" "mount-refetch adds one hunk, removes nothing"
+ok "$([[ $(code_added "$d") == 'nd->next_seq=read_seqcount_begin(&dentry->d_seq);' ]]; echo $?)" "mount-refetch adds only the d_seq re-sample"
+ok "$(awk '/^static bool __follow_mount_rcu/,/^}/' "$tmp/mount-refetch.c" |
+	grep -E 'next_seq = read_seqcount_begin\(&dentry->d_seq\);|DCACHE_MANAGED_DENTRY' | head -n 2 |
+	tr -d '\t' | tr '\n' '|' | grep -qx 'nd->next_seq = read_seqcount_begin(&dentry->d_seq);|if (likely(!(flags & DCACHE_MANAGED_DENTRY)))|'; echo $?)" \
+	"the re-sample is in __follow_mount_rcu(), before the mount-point test"
+
+# open-last: 0001's unchecked test, in open_last_lookups() after lookup_fast().
+variant open-last
+diag "$d"
+ok "$([[ $(grep -c '^@@' <<<"$d") -eq 1 && $(grep -c '^-[^-]' <<<"$d") -eq 0 ]]; echo $?)" "open-last adds one hunk, removes nothing"
+ok "$([[ $(code_added "$d") == $'if(dentry&&(nd->flags&LOOKUP_RCU)&&!dentry->d_inode)\nreturnERR_PTR(-ENOENT);' ]]; echo $?)" \
+	"open-last adds only the unchecked NULL-inode -ENOENT test"
+ok "$(awk '/^static const char \*open_last_lookups/,/^}/' "$tmp/open-last.c" |
+	grep -A10 'dentry = lookup_fast(nd);' | grep -q 'LOOKUP_RCU) && !dentry->d_inode'; echo $?)" \
+	"the open-last test is in open_last_lookups() after lookup_fast()"
+ok "$(cmp -s <(awk '/^static const char \*walk_component/,/^}/' "$tmp/open-last.c") \
+	<(awk '/^static const char \*walk_component/,/^}/' "$tmp/orig.c"); echo $?)" "open-last leaves walk_component() as it was"
 done_testing

@@ -45,11 +45,12 @@ def is_splat(line):
 class Kernel:
     """One row of the kernel table."""
 
-    def __init__(self, name, build, early_test, expect):
+    def __init__(self, name, build, early_test, expect, patches):
         self.name = name
         self.build = build
         self.early_test = early_test
         self.expect = expect
+        self.patches = [] if patches == "-" else patches.split(",")
 
     @property
     def expect_race(self):

@@ -21,16 +21,21 @@ DCRACE_SPLAT_RE='BUG:|WARNING:|Oops|Call Trace|general protection|KASAN|possible
 DCRACE_SPLAT_OWN='BUG: dcrace: false ENOENT in rcu-walk'
 
 # The kernels known by name, one per line:
-#   name  build  early_test  expect
+#   name  build  early_test  expect  patches
 # build: how it is made (std: build-kernels' unfixed+fixed tree, debug:
 # build-kernels --variant debug, debian: fetch-debian); early_test:
 # dcrace.ko's early_test= (where the kernel tests for a NULL inode, "-"
-# for none); expect: race (the bug is in it) or clean (fixed). compare
+# for none); expect: race (the bug is in it) or clean (fixed); patches:
+# the series applied to the pristine source, comma-separated prefixes
+# under patches/$DCRACE_LINE/ ("0001" is 0001-*.patch, "open-last/0001"
+# is open-last/0001-*.patch; "-": none, not built here). compare
 # needs one race and one clean kernel for a verdict (unfixed and fixed);
 # any other clean one with a false ENOENT fails the fix too.
 DCRACE_KERNELS='
-unfixed std    1 race
-fixed   std    1 clean
-debug   debug  1 race
-debian  debian 0 clean
+unfixed       std    1 race  0001
+fixed         std    1 clean 0001,0002
+mount-refetch std    0 race  mount-refetch/0001
+open-last     std    0 race  open-last/0001
+debug         debug  1 race  0001
+debian        debian 0 clean -
 '
