@@ -2,8 +2,8 @@
 /*
  * dcrace: a kprobes race detector for the dcache's RCU path walk.
  *
- * Types and the pure helpers (oracle, event ring, knob parser) shared by
- * the module and its KUnit tests.
+ * Types and the pure helpers (oracle, event ring, knob parser, call-site
+ * decoder) shared by the module and its KUnit tests.
  */
 #ifndef _DCRACE_DCRACE_H
 #define _DCRACE_DCRACE_H
@@ -95,6 +95,12 @@ bool dcrace_ring_get(struct dcrace_ring *r, u64 id, struct dcrace_event *out);
  */
 void dcrace_copy_name(char *dst, size_t size, const unsigned char *src,
 		      bool *truncated);
+
+/* A direct near call: e8 and a 32-bit displacement. */
+#define DCRACE_CALL_LEN		5
+
+unsigned int dcrace_find_calls(const u8 *text, size_t len, unsigned long base,
+			       unsigned long target, unsigned long *after);
 
 /* Strict knob parsing; 0 or -EINVAL, *out untouched on error. */
 int dcrace_parse_s64(const char *buf, s64 min, s64 max, s64 *out);
