@@ -201,9 +201,10 @@ def guest_script(args, module=True):
     if module:
         d = DEBUGFS
         if args.inject_us:
-            parts += ["echo %d > %s/inject/delay_us" % (args.inject_us, d),
-                      "echo %d > %s/inject/probability" % (args.probability, d),
-                      "echo dcr-walk > %s/inject/comm" % d]
+            # comm first: without it dcrace.ko refuses delays above 100 us
+            parts += ["echo dcr-walk > %s/inject/comm" % d,
+                      "echo %d > %s/inject/delay_us" % (args.inject_us, d),
+                      "echo %d > %s/inject/probability" % (args.probability, d)]
         # The tree first, so that the ticks below start with the timed run.
         parts += [workload_cmd(args) + " --setup-only >/dev/null || exit 1"]
         parts += ["echo 1 > %s/reset" % d]

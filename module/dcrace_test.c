@@ -114,6 +114,42 @@ static void oracle_learns_early_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dcrace_learn_early_test(1, true, 0, false), 1);
 }
 
+/*
+ * The parent filter drops a -ECHILD only when the step did not reach
+ * step_into(): one that did had passed lookup_fast()'s parent check, and
+ * its catch is real even if the parent was killed right after the child.
+ */
+static void oracle_parent_filter(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, dcrace_parent_filtered(-ECHILD, false, true));
+	KUNIT_EXPECT_FALSE(test, dcrace_parent_filtered(-ECHILD, true, true));
+	KUNIT_EXPECT_FALSE(test, dcrace_parent_filtered(-ECHILD, false, false));
+	KUNIT_EXPECT_FALSE(test, dcrace_parent_filtered(-ENOENT, false, true));
+}
+
+/*
+ * A kill record names the killer only of the same dentry: same address
+ * and d_seq (small values, 0 or 2 mostly) are not enough.
+ */
+static void oracle_kill_key(struct kunit *test)
+{
+	static int d1, d2, p1, p2;
+	struct dcrace_kill_key a = { &d1, &p1, 2, 0x1234 }, b = a;
+
+	KUNIT_EXPECT_TRUE(test, dcrace_kill_key_eq(&a, &b));
+	b.parent = &p2;		/* an earlier dentry at this address */
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_key_eq(&a, &b));
+	b = a;
+	b.hash = 0x4321;	/* another name */
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_key_eq(&a, &b));
+	b = a;
+	b.seq = 4;
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_key_eq(&a, &b));
+	b = a;
+	b.dentry = &d2;
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_key_eq(&a, &b));
+}
+
 static struct kunit_case oracle_cases[] = {
 	KUNIT_CASE(oracle_false_enoent),
 	KUNIT_CASE(oracle_caught),
@@ -123,6 +159,8 @@ static struct kunit_case oracle_cases[] = {
 	KUNIT_CASE(oracle_positive_inode_is_nothing),
 	KUNIT_CASE(oracle_other_results),
 	KUNIT_CASE(oracle_learns_early_test),
+	KUNIT_CASE(oracle_parent_filter),
+	KUNIT_CASE(oracle_kill_key),
 	{}
 };
 

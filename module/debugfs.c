@@ -49,6 +49,7 @@ void reset_all(void)
 		memset(pc->c, 0, sizeof(pc->c));
 	}
 	dcrace_ring_reset(&events);
+	report_reset();
 	kill_reset();
 }
 
@@ -59,7 +60,7 @@ static int stats_show(struct seq_file *m, void *v)
 
 	dcrace_ring_bounds(&events, &first, &last, &lost);
 	seq_printf(m, "enabled: %lld\n", knob(K_ENABLED));
-	for (i = 0; i < NR_COUNTERS; i++)
+	for (i = 0; i < C_FIRST_LATE; i++)
 		seq_printf(m, "%s: %llu\n", dcrace_counter_names[i],
 			   (u64)pcpu_sum(c[i]));
 	seq_printf(m, "events: %llu\n", last);
@@ -67,6 +68,10 @@ static int stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "early_test: %d\n", early_test_now());
 	seq_printf(m, "kprobe_missed: %lu\n", kprobes_missed());
 	seq_printf(m, "kretprobe_missed: %d\n", kretprobes_missed());
+	/* later additions: the lines above keep their places */
+	for (i = C_FIRST_LATE; i < NR_COUNTERS; i++)
+		seq_printf(m, "%s: %llu\n", dcrace_counter_names[i],
+			   (u64)pcpu_sum(c[i]));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(stats);
@@ -173,7 +178,8 @@ static ssize_t knob_write(struct file *file, const char __user *ubuf,
 
 	if (ret)
 		return ret;
-	ret = knob_set(k, buf);
+	ret = k == &dcrace_knobs[K_DELAY_US] ? inject_delay_set(buf) :
+					       knob_set(k, buf);
 	if (ret)
 		return ret;
 	*ppos += len;
@@ -309,6 +315,11 @@ static int param_comm_get(char *buf, const struct kernel_param *kp)
 {
 	return inject_comm_get(buf, PAGE_SIZE);
 }
+
+/* A load-time parameter only, with the knobs' parser and range check. */
+struct dcrace_knob early_test = {
+	.name = "early_test", .min = -1, .max = 1, .val = ATOMIC64_INIT(-1),
+};
 
 const struct kernel_param_ops comm_param_ops = {
 	.set = param_comm_set,

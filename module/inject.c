@@ -3,6 +3,9 @@
  * dcrace: widening the race window. The rcu_lookup probe busy-waits after
  * __d_lookup_rcu() sampled d_seq and before the walker reads d_inode, for
  * the tasks and lookups the inject/ knobs select.
+ *
+ * Without a comm filter every task on the system is delayed, in int3
+ * context: then delays above DCRACE_DELAY_ANY_MAX are refused.
  */
 #include <linux/delay.h>
 #include <linux/kernel.h>
@@ -18,6 +21,8 @@ static DEFINE_SPINLOCK(comm_lock);	/* writers of inject_comm */
 static seqcount_spinlock_t comm_seq = SEQCNT_SPINLOCK_ZERO(comm_seq, &comm_lock);
 static DEFINE_PER_CPU(struct rnd_state, inject_rnd);
 static atomic64_t inject_count;		/* eligible lookups, for interval */
+
+#define DCRACE_DELAY_ANY_MAX	100	/* us, without a comm filter */
 
 void inject_init(void)
 {
@@ -38,11 +43,47 @@ int inject_comm_set(const char *buf, size_t len)
 	if (ret)
 		return ret;
 	spin_lock_irqsave(&comm_lock, flags);
-	write_seqcount_begin(&comm_seq);
-	memcpy(inject_comm, val, sizeof(inject_comm));
-	write_seqcount_end(&comm_seq);
+	if (!val[0] && knob(K_DELAY_US) > DCRACE_DELAY_ANY_MAX) {
+		ret = -EINVAL;
+	} else {
+		write_seqcount_begin(&comm_seq);
+		memcpy(inject_comm, val, sizeof(inject_comm));
+		write_seqcount_end(&comm_seq);
+	}
 	spin_unlock_irqrestore(&comm_lock, flags);
-	return 0;
+	return ret;
+}
+
+/* Set delay_us from @buf: above the cap only with a comm filter. */
+int inject_delay_set(const char *buf)
+{
+	struct dcrace_knob *k = &dcrace_knobs[K_DELAY_US];
+	unsigned long flags;
+	s64 v;
+	int ret = dcrace_parse_s64(buf, k->min, k->max, &v);
+
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&comm_lock, flags);
+	if (v > DCRACE_DELAY_ANY_MAX && !inject_comm[0])
+		ret = -EINVAL;
+	else
+		atomic64_set(&k->val, v);
+	spin_unlock_irqrestore(&comm_lock, flags);
+	return ret;
+}
+
+/*
+ * At load: the parameters are set in the order given, so delay_us and comm
+ * are checked together here.
+ */
+int inject_check(void)
+{
+	if (knob(K_DELAY_US) <= DCRACE_DELAY_ANY_MAX || inject_comm[0])
+		return 0;
+	pr_err("dcrace: delay_us=%lld needs a comm filter (at most %d us for every task)\n",
+	       knob(K_DELAY_US), DCRACE_DELAY_ANY_MAX);
+	return -EINVAL;
 }
 
 /* The comm filter and a newline, into @buf; returns the length. */

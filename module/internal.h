@@ -25,8 +25,16 @@
 
 /*
  * The leading fields of fs/namei.c's struct nameidata, identical in every
- * 6.1.y (and Debian's 6.1.0-*). Only these are read.
+ * 6.1.y (and Debian's 6.1.0-*). Only these are read. The load's self-check
+ * (selftest.c) verifies them on the warm-up walks.
+ *
+ * struct nameidata is __randomize_layout: with CONFIG_RANDSTRUCT its
+ * fields are shuffled per build and this mirror would read garbage.
  */
+#ifdef CONFIG_RANDSTRUCT
+#error "dcrace: CONFIG_RANDSTRUCT shuffles struct nameidata; the module cannot read it"
+#endif
+
 struct dcrace_nd_head {
 	struct path path;
 	struct qstr last;
@@ -43,6 +51,9 @@ enum dcrace_counter {
 #include "tables.h"
 	NR_COUNTERS
 };
+
+/* Counters added later, printed at the end of "stats" (see tables.h). */
+#define C_FIRST_LATE	C_KILL_BUSY
 
 /* The probes, in the order of "probes" (and of skip_probes' bits). */
 enum dcrace_probe_id { P_WALK, P_LOOKUP, P_RCU, P_STEP, P_KILL, NR_PROBES };
@@ -105,8 +116,8 @@ int knob_set(struct dcrace_knob *k, const char *buf);
 
 /* ---- load-time parameters (main.c) ------------------------------------- */
 
-extern int early_test;
-extern bool stack_claim, fast, extra_probes;
+extern struct dcrace_knob early_test;
+extern bool stack_claim, fast, extra_probes, late_sites, selftest_break;
 extern unsigned int skip_probes;
 
 /* ---- per-task walk state (step.c) -------------------------------------- */
@@ -116,6 +127,7 @@ struct dcrace_slot {
 	struct task_struct *owner;
 	struct dcrace_nd_head *nd;	/* the walk's nameidata */
 	unsigned long ret_site;	/* where walk_component returns (fast) */
+	unsigned long ret_sp;	/* the stack pointer there (fast) */
 	struct dentry *dentry;	/* see the lifetime rule in step.c */
 	unsigned int seq;
 	bool valid;
@@ -124,7 +136,7 @@ struct dcrace_slot {
 };
 
 struct dcrace_slot *slot_find(struct task_struct *t);
-struct dcrace_slot *step_open(unsigned long ret_site,
+struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 			      struct dcrace_nd_head *nd);
 void step_done(struct dcrace_slot *s, long ret);
 void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
@@ -150,15 +162,14 @@ struct dcrace_rcu_data {
 /* ---- the pruner's record (kill.c) -------------------------------------- */
 
 struct dcrace_kill {
-	const void *dentry;	/* compared only, never dereferenced */
+	struct dcrace_kill_key key;	/* pointers compared, never followed */
 	u64 time_ns;
 	pid_t pid;
-	unsigned int seq;	/* d_seq at __dentry_kill() entry */
 	char comm[TASK_COMM_LEN];
 	bool positive;
 };
 
-bool kill_find(const void *dentry, unsigned int seq, struct dcrace_kill *out);
+bool kill_find(const struct dcrace_kill_key *key, struct dcrace_kill *out);
 void kill_reset(void);
 
 /* ---- injection (inject.c) ---------------------------------------------- */
@@ -167,6 +178,8 @@ void inject_init(void);
 void maybe_inject(void);
 int inject_comm_set(const char *buf, size_t len);
 int inject_comm_get(char *buf, size_t size);
+int inject_delay_set(const char *buf);
+int inject_check(void);
 
 /* ---- return sites and stack mode (sites.c) ----------------------------- */
 
@@ -187,6 +200,8 @@ extern bool stack_mode;
 bool site_ready(unsigned long ra);
 void sites_warm_up(void);
 void sites_close(void);
+void sites_sync(void);
+void warm_up_walks(void);
 void sites_clear(void);
 int stack_mode_claim(struct pt_regs *regs);
 void stack_learn(const struct dcrace_slot *s, struct pt_regs *regs);
@@ -223,10 +238,21 @@ int kretprobes_missed(void);
 extern struct dcrace_ring events;
 
 void report_init(void);
+void report_reset(void);
 void report_sync(void);
 void report_event(const struct dcrace_slot *s, enum dcrace_verdict v,
 		  long ret, unsigned int cur, u64 now,
 		  const struct dcrace_kill *k);
+
+/* ---- the load's self-check (selftest.c) --------------------------------- */
+
+extern bool selftest_on;
+
+void selftest_step_opened(void);
+void selftest_sample(const struct dcrace_slot *s, struct dentry *dentry,
+		     unsigned int seq);
+void selftest_step_closed(const struct dcrace_slot *s);
+int selftest_verdict(void);
 
 /* ---- debugfs (debugfs.c) ----------------------------------------------- */
 

@@ -5,10 +5,12 @@
  * dentry up to name its killer.
  *
  * Direct-mapped by dentry address: the last kills seen at each address.
- * A record is matched by address *and* by the d_seq value at the kill's
- * entry, which equals the walker's sample exactly when this kill is the
- * one that invalidated it; time is not used (a preempted walker can sit
- * in its window for milliseconds).
+ * A record is matched by address, parent and name hash *and* by the d_seq
+ * value at the kill's entry, which equals the walker's sample exactly when
+ * this kill is the one that invalidated it (d_seq values are small, mostly
+ * 0 or 2: address and d_seq alone could match an earlier dentry at the
+ * same address); time is not used (a preempted walker can sit in its
+ * window for milliseconds).
  */
 #include <linux/bitops.h>
 #include <linux/hash.h>
@@ -24,8 +26,9 @@
  * The kill probe runs in int3 context, which lockdep (rightly) treats like
  * NMI: no spinlock may be taken there. Each set has a busy bit instead;
  * the kill probe only ever try-locks it (and drops the record if another
- * CPU's kill holds it), the reader (the walk_component return handler,
- * not in int3 context) waits for it briefly.
+ * CPU's kill holds it); the reader (judging a step, maybe in int3 context
+ * too) tries it once and, if busy, counts kill_lookups_busy and names no
+ * killer.
  */
 struct dcrace_kill_set {
 	unsigned long busy;
@@ -39,19 +42,19 @@ static struct dcrace_kill_set *kill_set(const void *dentry)
 	return &kills[hash_ptr(dentry, DCRACE_KILL_BITS)];
 }
 
-bool kill_find(const void *dentry, unsigned int seq, struct dcrace_kill *out)
+bool kill_find(const struct dcrace_kill_key *key, struct dcrace_kill *out)
 {
-	struct dcrace_kill_set *set = kill_set(dentry);
+	struct dcrace_kill_set *set = kill_set(key->dentry);
 	bool found = false;
-	int w, spins = 0;
+	int w;
 
-	while (test_and_set_bit_lock(0, &set->busy)) {
-		if (++spins > 100000)
-			return false;
-		cpu_relax();
+	/* never wait: reset_all() may hold the bit, preempted */
+	if (test_and_set_bit_lock(0, &set->busy)) {
+		cnt_inc(C_KILL_BUSY);
+		return false;
 	}
 	for (w = 0; w < DCRACE_KILL_WAYS; w++) {
-		if (set->way[w].dentry == dentry && set->way[w].seq == seq) {
+		if (dcrace_kill_key_eq(&set->way[w].key, key)) {
 			*out = set->way[w];
 			found = true;
 			break;
@@ -69,7 +72,7 @@ static struct dcrace_kill *kill_slot(struct dcrace_kill_set *set,
 	int w;
 
 	for (w = 0; w < DCRACE_KILL_WAYS; w++) {
-		if (set->way[w].dentry == dentry)
+		if (set->way[w].key.dentry == dentry)
 			return &set->way[w];
 		if (set->way[w].time_ns < old->time_ns)
 			old = &set->way[w];
@@ -92,12 +95,14 @@ int kill_pre(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	}
 	k = kill_slot(set, dentry);
-	k->dentry = dentry;
 	k->time_ns = ktime_get_mono_fast_ns();
 	k->pid = task_pid_nr(current);
 	memcpy(k->comm, current->comm, sizeof(k->comm));
 	/* The caller holds dentry->d_lock: the dentry is alive here. */
-	k->seq = raw_read_seqcount(&dentry->d_seq);
+	k->key.dentry = dentry;
+	k->key.parent = dentry->d_parent;
+	k->key.hash = dentry->d_name.hash;
+	k->key.seq = raw_read_seqcount(&dentry->d_seq);
 	k->positive = !!READ_ONCE(dentry->d_inode);
 	clear_bit_unlock(0, &set->busy);
 	return 0;

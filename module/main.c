@@ -16,10 +16,9 @@
 
 /*
  * Does walk_component() have its own NULL-inode test before step_into()?
- * -1: learn it (step.c).
+ * -1: learn it (step.c). Range-checked like the knobs.
  */
-int early_test = -1;
-module_param(early_test, int, 0444);
+module_param_cb(early_test, &knob_param_ops, &early_test, 0444);
 MODULE_PARM_DESC(early_test, "walk_component() has its own NULL-inode test: 1 (our patched kernels), 0 (stock 6.1), -1 learn it (default)");
 
 bool stack_claim = true;
@@ -37,6 +36,15 @@ MODULE_PARM_DESC(fast, "entry-only probes, no kretprobes on the hot path (defaul
 bool extra_probes;
 module_param(extra_probes, bool, 0444);
 MODULE_PARM_DESC(extra_probes, "also arm the lookup_fast hit counter (default 0)");
+
+/* For tests only: see docs/debugfs.md. */
+bool late_sites;
+module_param(late_sites, bool, 0444);
+MODULE_PARM_DESC(late_sites, "test: no warm-up, return sites armed late under load, no self-check (default 0)");
+
+bool selftest_break;
+module_param(selftest_break, bool, 0444);
+MODULE_PARM_DESC(selftest_break, "test: the load's self-check reads the nameidata mirror one word off, so insmod fails (default 0)");
 
 unsigned int skip_probes;
 module_param(skip_probes, uint, 0444);
@@ -58,17 +66,36 @@ MODULE_PARM_DESC(verbose, "print a report to dmesg per race (0/1, default 0)");
 module_param_cb(comm, &comm_param_ops, NULL, 0444);
 MODULE_PARM_DESC(comm, "delay only tasks with this comm (default: all)");
 
+/* The self-check needs the required probes and the warm-up. */
+static bool selftest_wanted(void)
+{
+	int i;
+
+	for (i = 0; i < NR_PROBES; i++)
+		if (probes[i].required && (skip_probes & BIT(i)))
+			return false;
+	return !late_sites;
+}
+
 static int __init dcrace_init(void)
 {
-	int err;
+	int err = inject_check();
 
+	if (err)
+		return err;
 	report_init();
 	inject_init();
 	err = probes_arm_all();
-	if (err)
-		return err;
-	if (probes[P_WALK].fast)
+	if (!err && probes[P_WALK].fast)
 		sites_warm_up();
+	if (!err && selftest_wanted())
+		err = selftest_verdict();
+	if (err) {
+		/* handlers ran already: what they queued goes too */
+		disarm_all();
+		report_sync();
+		return err;
+	}
 	debugfs_setup();
 	pr_info("dcrace: loaded: walk_component=%s lookup=%s rcu=%s step=%s kill=%s\n",
 		probes[P_WALK].sym ?: "-", probes[P_LOOKUP].sym ?: "-",

@@ -34,10 +34,15 @@ struct dcrace_probe probes[NR_PROBES] = {
 		       false, NULL, &lookup_kp, true },
 	[P_RCU] = { "rcu_lookup", { "__d_lookup_rcu" }, true, true, &rcu_rp,
 		    NULL },
-	[P_STEP] = { "step_into", { "step_into" }, false, false, NULL,
+	[P_STEP] = { "step_into", { "step_into" }, false, true, NULL,
 		     &step_kp },
-	[P_KILL] = { "dentry_kill", { "dentry_kill", "__dentry_kill" }, false,
-		     false, NULL, &kill_kp },
+	/*
+	 * __dentry_kill only: every kill passes through it, and an
+	 * out-of-line dentry_kill() would miss shrink_dentry_list()'s
+	 * direct calls (the pruning path of the bug).
+	 */
+	[P_KILL] = { "dentry_kill", { "__dentry_kill" }, false, false, NULL,
+		     &kill_kp },
 };
 
 static int lookup_pre(struct kprobe *p, struct pt_regs *regs)
@@ -46,10 +51,16 @@ static int lookup_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
-/* The start and size of the function @name (looked up by a kprobe). */
+/*
+ * The start and size of the function @name, looked up by registering a
+ * disabled kprobe: the kprobe core resolves the symbol and checks that it
+ * can be probed, but a disabled probe is never armed (no int3 written into
+ * code other CPUs may be running; see design.md, "TCG threading").
+ */
 static noinline unsigned long func_start(const char *name, unsigned long *size)
 {
-	struct kprobe kp = { .symbol_name = name };
+	struct kprobe kp = { .symbol_name = name,
+			     .flags = KPROBE_FLAG_DISABLED };
 	char sym[KSYM_SYMBOL_LEN], *plus;
 	unsigned long addr, off;
 
@@ -181,8 +192,8 @@ bool probe_wanted(int i)
 }
 
 /*
- * Arm every wanted probe. A required one that cannot be armed undoes the
- * rest and fails the load; an optional one is only logged.
+ * Arm every wanted probe. A required one that cannot be armed fails the
+ * load (the caller disarms the rest); an optional one is only logged.
  */
 int probes_arm_all(void)
 {
@@ -196,18 +207,15 @@ int probes_arm_all(void)
 		err = probe_arm(i);
 		if (!err)
 			continue;
-		if (p->required)
+		if (p->required) {
 			pr_err("dcrace: cannot work: no probe for %s (tried %s%s%s, error %d)\n",
 			       p->name, p->syms[0], p->syms[1] ? ", " : "",
 			       p->syms[1] ?: "", err);
-		else
-			pr_warn("dcrace: probe %s missing (tried %s%s%s, error %d); continuing without it\n",
-				p->name, p->syms[0], p->syms[1] ? ", " : "",
-				p->syms[1] ?: "", err);
-		if (p->required) {
-			disarm_all();
 			return err;
 		}
+		pr_warn("dcrace: probe %s missing (tried %s%s%s, error %d); continuing without it\n",
+			p->name, p->syms[0], p->syms[1] ? ", " : "",
+			p->syms[1] ?: "", err);
 	}
 	return 0;
 }
@@ -265,6 +273,7 @@ void disarm_all(void)
 			kps[n++] = &sites[i].kp;
 	if (n)
 		unregister_kprobes(kps, n);
+	sites_sync();
 	for (i = 0; i < NR_PROBES; i++) {
 		probes[i].sym = NULL;
 		probes[i].fast = false;

@@ -79,6 +79,12 @@ void report_init(void)
 	dcrace_ring_init(&events, event_slots, DCRACE_EVENTS);
 }
 
+/* After a reset ids restart at 1: report from there again. */
+void report_reset(void)
+{
+	atomic64_set(&reported, 0);
+}
+
 /* Unloading: no report work left behind. */
 void report_sync(void)
 {

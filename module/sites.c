@@ -17,6 +17,7 @@
  * site). Both offsets are learnt at load from the warm-up walks, while
  * the entry probe still runs, by finding those known values on the stack.
  */
+#include <linux/delay.h>
 #include <linux/irq_work.h>
 #include <linux/namei.h>
 #include <linux/string.h>
@@ -56,7 +57,14 @@ static int site_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct dcrace_slot *s = slot_find(current);
 
-	if (!s || s->ret_site != (unsigned long)p->addr)
+	/*
+	 * Only the step that is returning here: the stack pointer recorded
+	 * when it opened must be the one at its return (a step that opened
+	 * no slot, e.g. "..", may return here too, and must not close a
+	 * stale one).
+	 */
+	if (!s || s->ret_site != (unsigned long)p->addr ||
+	    s->ret_sp != regs->sp)
 		return 0;
 	step_done(s, (long)regs->ax);
 	return 0;
@@ -66,6 +74,9 @@ static void site_work_fn(struct work_struct *w)
 {
 	int i, err;
 
+	/* late_sites=1 (tests): arm late, while the workload runs */
+	if (late_sites)
+		msleep(100);
 	for (i = 0; i < DCRACE_RET_SITES; i++) {
 		struct dcrace_site *st = &sites[i];
 
@@ -136,7 +147,9 @@ int walk_pre(struct kprobe *p, struct pt_regs *regs)
 	hit(P_WALK);
 	if (!knob(K_ENABLED) || READ_ONCE(stack_mode) || !site_ready(ra))
 		return 0;
-	step_open(ra, (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0));
+	/* at the return, the return address is popped */
+	step_open(ra, regs->sp + sizeof(long),
+		  (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0));
 	return 0;
 }
 
@@ -148,7 +161,7 @@ int walk_pre(struct kprobe *p, struct pt_regs *regs)
  * multi-threaded TCG (a patched instruction not seen by a vCPU that keeps
  * executing its old translation; see docs/design.md).
  */
-static void warm_up_walks(void)
+void warm_up_walks(void)
 {
 	static const char * const paths[] = {
 		"/proc/self/status", "/sys/kernel", "/dev/null", "/",
@@ -163,6 +176,8 @@ static void warm_up_walks(void)
 
 void sites_warm_up(void)
 {
+	if (late_sites)
+		return;
 	warm_up_walks();
 	irq_work_sync(&site_irq_work);
 	flush_work(&site_work);
@@ -186,6 +201,17 @@ void sites_warm_up(void)
 void sites_close(void)
 {
 	WRITE_ONCE(sites_closed, true);
+	irq_work_sync(&site_irq_work);
+	cancel_work_sync(&site_work);
+}
+
+/*
+ * After the probes are unregistered: a return-site handler may have read
+ * sites_closed as false and queued the irq_work after sites_close()
+ * synced it. No handler runs any more: wait for what is left.
+ */
+void sites_sync(void)
+{
 	irq_work_sync(&site_irq_work);
 	cancel_work_sync(&site_work);
 }
@@ -241,7 +267,8 @@ int stack_mode_claim(struct pt_regs *regs)
 	if (!site_ready(ra))
 		return 0;
 	/* the walk's nameidata: set by set_nameidata() for this walk */
-	s = step_open(ra, (struct dcrace_nd_head *)current->nameidata);
+	s = step_open(ra, (unsigned long)&sp[k_walk + 1],
+		      (struct dcrace_nd_head *)current->nameidata);
 	if (s)
 		rcu_sample(s, dentry, READ_ONCE(s->nd->next_seq));
 	return 0;

@@ -64,10 +64,11 @@ static void slot_release(struct dcrace_slot *s)
 }
 
 /*
- * Open a step of current's walk @nd that returns to @ret_site (0: the
- * kretprobe sees the return): claim the task's slot and reset it.
+ * Open a step of current's walk @nd that returns to @ret_site with the
+ * stack pointer at @ret_sp (both 0: the kretprobe sees the return): claim
+ * the task's slot and reset it.
  */
-struct dcrace_slot *step_open(unsigned long ret_site,
+struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 			      struct dcrace_nd_head *nd)
 {
 	struct dcrace_slot *s = slot_claim(current);
@@ -82,8 +83,11 @@ struct dcrace_slot *step_open(unsigned long ret_site,
 	s->valid = false;
 	s->stepped = false;
 	s->ret_site = ret_site;
+	s->ret_sp = ret_sp;
 	s->nd = nd;
 	cnt_inc(C_WALKS);
+	if (unlikely(READ_ONCE(selftest_on)))
+		selftest_step_opened();
 	return s;
 }
 
@@ -94,13 +98,16 @@ struct dcrace_slot *step_open(unsigned long ret_site,
  * patched kernels do (patch 0001 puts the 3.0-era test back); stock 6.1
  * does not: its only NULL-inode test is in step_into(), after the d_seq
  * check that is the 2011 fix. -1 (auto, parameter early_test) learns it
- * from what the walks do.
+ * from what the walks do; only with the step_into probe armed, since
+ * without it no step looks "stepped" and stock 6.1 would learn 1.
  */
 static atomic_t early_test_seen = ATOMIC_INIT(-1);
 
 int early_test_now(void)
 {
-	return early_test >= 0 ? early_test : atomic_read(&early_test_seen);
+	s64 e = atomic64_read(&early_test.val);
+
+	return e >= 0 ? (int)e : atomic_read(&early_test_seen);
 }
 
 static void early_test_learn(const struct dcrace_slot *s, long ret,
@@ -108,7 +115,7 @@ static void early_test_learn(const struct dcrace_slot *s, long ret,
 {
 	int cur, now;
 
-	if (early_test >= 0)
+	if (atomic64_read(&early_test.val) >= 0 || !probes[P_STEP].sym)
 		return;
 	cur = atomic_read(&early_test_seen);
 	now = dcrace_learn_early_test(cur, s->stepped, (int)ret, seq_changed);
@@ -137,10 +144,11 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 {
 	struct dentry *dentry = s->dentry;
 	struct dcrace_sighting sg = { .result = (int)ret };
+	struct dcrace_kill_key key;
 	struct dcrace_kill k;
 	enum dcrace_verdict v;
 	unsigned int cur;
-	bool killed;
+	bool killed, parent_changed;
 	u64 now;
 
 	/* Still in the RCU read-side section in which @dentry was found. */
@@ -148,13 +156,15 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 	if (!sg.inode_null)
 		return;
 	/*
-	 * -ECHILD with the parent's d_seq changed: lookup_fast() may have
-	 * bailed out on the parent before the step looked at the child's
-	 * inode at all, so this is no NULL-inode sighting of the child.
-	 * nd->path is still the parent: the failed step did not move it.
+	 * -ECHILD with the parent's d_seq changed, before step_into():
+	 * lookup_fast() may have bailed out on the parent before the step
+	 * looked at the child's inode at all, so this is no NULL-inode
+	 * sighting of the child. nd->path is still the parent: the failed
+	 * step did not move it. See dcrace_parent_filtered().
 	 */
-	if (ret == -ECHILD &&
-	    raw_read_seqcount(&nd->path.dentry->d_seq) != nd->seq) {
+	parent_changed = ret == -ECHILD &&
+		raw_read_seqcount(&nd->path.dentry->d_seq) != nd->seq;
+	if (dcrace_parent_filtered((int)ret, s->stepped, parent_changed)) {
 		cnt_inc(C_PARENT_ECHILD);
 		return;
 	}
@@ -162,7 +172,12 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 	cur = raw_read_seqcount(&dentry->d_seq);
 	sg.seq_changed = cur != s->seq;
 	now = ktime_get_mono_fast_ns();
-	killed = kill_find(dentry, s->seq, &k);
+	/* the kill record's key: killing keeps d_parent and d_name */
+	key.dentry = dentry;
+	key.parent = READ_ONCE(dentry->d_parent);
+	key.hash = READ_ONCE(dentry->d_name.hash);
+	key.seq = s->seq;
+	killed = kill_find(&key, &k);
 	sg.was_positive = s->positive || (killed && k.positive);
 	early_test_learn(s, ret, sg.seq_changed);
 	/*
@@ -179,6 +194,8 @@ static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
 /* The end of a step: judge it (if it ended in an error) and free the slot. */
 void step_done(struct dcrace_slot *s, long ret)
 {
+	if (unlikely(READ_ONCE(selftest_on)))
+		selftest_step_closed(s);
 	if (s->valid && (ret == -ENOENT || ret == -ECHILD)) {
 		if (READ_ONCE(s->nd->flags) & LOOKUP_RCU)
 			judge(s, s->nd, ret);
@@ -199,6 +216,8 @@ void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
 	s->positive = !!READ_ONCE(dentry->d_inode);
 	s->dentry = dentry;
 	s->valid = true;
+	if (unlikely(READ_ONCE(selftest_on)))
+		selftest_sample(s, dentry, seq);
 	/* The window: d_seq sampled, d_inode not yet read by the walker. */
 	maybe_inject();
 }
@@ -212,7 +231,7 @@ int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	hit(P_WALK);
 	if (!knob(K_ENABLED))
 		return 1;
-	*slot = step_open(0, (struct dcrace_nd_head *)
+	*slot = step_open(0, 0, (struct dcrace_nd_head *)
 			     regs_get_kernel_argument(regs, 0));
 	if (!*slot)
 		return 1;
@@ -224,7 +243,9 @@ int walk_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct dcrace_slot **slot = (struct dcrace_slot **)ri->data;
 
-	step_done(*slot, (long)regs_return_value(regs));
+	/* the slot is this step's only while current owns it */
+	if (READ_ONCE((*slot)->owner) == current)
+		step_done(*slot, (long)regs_return_value(regs));
 	this_cpu_dec(dcrace_pcpu.inflight[P_WALK]);
 	return 0;
 }

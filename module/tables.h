@@ -5,7 +5,8 @@
  * defined to make one thing of the list: the enums in internal.h, the
  * "stats" names and the knob table in debugfs.c. So an enum value and its
  * name cannot drift apart. New counters go at the end: "stats" prints
- * them in this order, and scripts read it.
+ * them in this order, and scripts read it; those from C_FIRST_LATE on
+ * (internal.h) come after its other lines, at the very end.
  */
 
 #ifdef DCRACE_COUNTER
@@ -28,6 +29,7 @@ DCRACE_COUNTER(C_SLOTS_FULL,     "task_slots_full")
 DCRACE_COUNTER(C_NEW_SITE,       "steps_unjudged_new_site")
 DCRACE_COUNTER(C_STEP_LOST,      "steps_return_missed")
 DCRACE_COUNTER(C_EVENTS_DROPPED, "events_dropped_busy")
+DCRACE_COUNTER(C_KILL_BUSY,      "kill_lookups_busy")
 #undef DCRACE_COUNTER
 #endif
 
