@@ -10,7 +10,7 @@ plan 5
 
 tree=$(module_tree unfixed)
 cp_out=$(cd "$ROOT" && { perl "$tree/scripts/checkpatch.pl" --strict --no-tree --quiet -f \
-	module/*.c include/dcrace/*.h 2>&1 || true; })
+	module/*.c module/*.h include/dcrace/*.h 2>&1 || true; })
 diag "$cp_out"
 ok "$([[ -z $cp_out ]]; echo $?)" "checkpatch.pl --strict --no-tree is clean on module/ and include/"
 

@@ -1,6 +1,6 @@
 #!/bin/bash
-# KUnit suites (oracle, ring, knob parser) run in the guest; each KUnit
-# case becomes one TAP test point here.
+# KUnit suites (oracle, ring, knob parser, call-site decoder) run in the
+# guest; each KUnit case becomes one TAP test point here.
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -22,6 +22,6 @@ while IFS=$'\t' read -r st name; do
 	[[ -n $name ]] || continue
 	ok "$([[ $st == ok ]]; echo $?)" "kunit $name"
 done <<<"$cases"
-suites=$(grep -cE '^\[[ 0-9.]*\] ok [0-9]+ dcrace_(oracle|ring|knobs)$' "$log" || true)
-ok "$([[ $suites -eq 3 && $n -ge 13 ]]; echo $?)" "all 3 suites passed as a whole, $n cases ran"
+suites=$(grep -cE '^\[[ 0-9.]*\] ok [0-9]+ dcrace_(oracle|ring|knobs|decode)$' "$log" || true)
+ok "$([[ $suites -eq 4 && $n -ge 15 ]]; echo $?)" "all 4 suites passed as a whole, $n cases ran"
 done_testing

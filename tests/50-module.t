@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 21
+plan 33
 
 secs=${DCRACE_MODULE_SECONDS:-30}
 isecs=${DCRACE_INJECT_SECONDS:-10}
@@ -61,7 +61,7 @@ nat=$(jf false_enoent "$log")
 diag "unfixed without module: $nat false ENOENT in $secs s"
 
 # 3. injection: delay 20 us in the window, walkers only
-INJ="echo 20 > $D/inject/delay_us; echo 100 > $D/inject/probability; echo dcr-walk > $D/inject/comm"
+INJ="echo dcr-walk > $D/inject/comm; echo 20 > $D/inject/delay_us; echo 100 > $D/inject/probability"
 for k in unfixed fixed; do
 	log=$T_RESULTS/module-inject-$k.log
 	rc=0
@@ -109,4 +109,75 @@ for f in "$T_RESULTS"/module-natural-*.log "$T_RESULTS"/module-inject-*.log; do
 	ok "$([[ -z $s ]]; echo $?)" "no splat in $(basename "$f")"
 done
 ok "$(grep -q 'BUG: dcrace: false ENOENT in rcu-walk' "$log"; echo $?)" "verbose=1 prints the report header to dmesg"
+
+# 6. load-time checks and lifetime (issue 12), one guest, single-threaded
+# TCG (it loads and unloads under load)
+log=$T_RESULTS/module-checks.log
+KO=/dcrace/copy/dcrace.ko
+rc=0
+"$HS/run-guest" -q --tcg single --timeout 400 --log "$log" --copy "$("$HS/build-module")" --exec "
+try() { n=\$1; shift; if insmod $KO \"\$@\" 2>/tmp/err; then echo \"DCRACE-T \$n loaded\"; rmmod dcrace; else echo \"DCRACE-T \$n refused: \$(cat /tmp/err)\"; fi; }
+try selftest_break selftest_break=1
+try early_test_2 early_test=2
+try early_test_m1 early_test=-1
+try delay_any delay_us=200
+try delay_comm delay_us=200 comm=dcr-walk
+insmod $KO delay_us=100
+echo 101 > $D/inject/delay_us 2>/dev/null && echo 'DCRACE-T write_delay_any accepted' || echo 'DCRACE-T write_delay_any refused'
+echo dcr-walk > $D/inject/comm; echo 5000 > $D/inject/delay_us
+echo > $D/inject/comm 2>/dev/null && echo 'DCRACE-T clear_comm accepted' || echo 'DCRACE-T clear_comm refused'
+grep -E '^(step_into|dentry_kill) ' $D/probes | sed 's/^/DCRACE-P /'
+rmmod dcrace
+insmod $KO skip_probes=8 early_test=-1
+stat /mnt/nope >/dev/null 2>&1; stat /mnt/nope >/dev/null 2>&1
+echo \"DCRACE-T early_no_step \$(sed -n 's/^early_test: //p' $D/stats)\"
+rmmod dcrace
+insmod $KO verbose=1 delay_us=20 comm=dcr-walk
+$WL --duration 4 >/dev/null; sleep 6
+echo \"DCRACE-T events_before \$(sed -n 's/^events: //p' $D/stats)\"
+echo 0 > $D/inject/times; echo 1 > $D/reset; echo 5 > $D/inject/times
+$WL --duration 0.2 --no-setup >/dev/null; sleep 3
+echo \"DCRACE-T events_after \$(sed -n 's/^events: //p' $D/stats)\"
+rmmod dcrace
+$WL --duration 60 > /tmp/wl.out & wl=\$!
+ok=0; armed=0
+for i in \$(seq 1 12); do
+	insmod $KO late_sites=1 || break
+	sleep 0.\$((i % 4))
+	armed=\$((armed + \$(grep -c '^walk_return .* armed' $D/probes)))
+	rmmod dcrace || break
+	ok=\$((ok + 1))
+done
+echo \"DCRACE-T late_cycles \$ok \$armed\"
+kill \$wl 2>/dev/null; wait \$wl
+" unfixed >/dev/null || rc=$?
+t() { sed -n "s/^DCRACE-T $1 //p" "$log" | tail -n 1; }
+ok "$rc" "load-time checks ran in the guest (log $log)"
+ok "$([[ $(t selftest_break) == refused:*"No such device"* ]] && grep -q 'dcrace: self-check failed: nameidata mirror' "$log"; echo $?)" \
+	"a broken nameidata mirror fails insmod with ENODEV and says so ($(t selftest_break))"
+ok "$([[ $(t early_test_2) == refused:* && $(t early_test_m1) == loaded ]]; echo $?)" \
+	"early_test=2 is refused, -1 accepted ($(t early_test_2); $(t early_test_m1))"
+ok "$([[ $(t delay_any) == refused:* && $(t delay_comm) == loaded ]]; echo $?)" \
+	"delay_us=200 needs a comm filter at load ($(t delay_any); $(t delay_comm))"
+ok "$([[ $(t write_delay_any) == refused && $(t clear_comm) == refused ]]; echo $?)" \
+	"without a comm filter delay_us stays <= 100 (write 101: $(t write_delay_any); clearing comm at 5000: $(t clear_comm))"
+ok "$(grep -q '^DCRACE-P step_into step_into kprobe armed' "$log" && grep -q '^DCRACE-P dentry_kill __dentry_kill kprobe armed' "$log"; echo $?)" \
+	"step_into and __dentry_kill are probed"
+ok "$([[ $(t early_no_step) == -1 ]]; echo $?)" "without the step_into probe early_test is not learnt (got $(t early_no_step))"
+# the reports printed (on the console) between the two lines: every
+# event after the reset (a few: 0.2 s, 5 delays), up to the rate limit's
+# 10. Before the fix the events the first report work found were skipped.
+eb=$(t events_before) ea=$(t events_after)
+ra=$(sed -n '/^DCRACE-T events_before/,/^DCRACE-T events_after/p' "$log" | grep -cE 'BUG: dcrace: false ENOENT|dcrace: race caught' || true)
+diag "verbose after reset: events before $eb, after $ea, reports after $ra"
+ok "$([[ $eb =~ ^[0-9]+$ && $ea =~ ^[1-9][0-9]*$ && $ra -eq $((ea < 10 ? ea : 10)) ]]; echo $?)" \
+	"reset restarts the verbose reports from event 1 (events $eb, then $ea after reset, $ra reported)"
+read -r lc la <<<"$(t late_cycles)"
+ok "$([[ $lc == 12 ]]; echo $?)" "12 insmod/rmmod cycles with late_sites=1 under load (got ${lc:-none})"
+ok "$([[ ${la:-0} -gt 0 ]]; echo $?)" "late_sites=1: return sites were armed after load ($la sightings)"
+s=$(splat "$log")
+diag "$s"
+ok "$([[ -z $s ]]; echo $?)" "no oops, BUG or WARNING in the load-time checks"
+ok "$([[ -z $(grep 'self-check failed' "$T_RESULTS/module-cycles.log" || true) ]]; echo $?)" \
+	"the self-check passed in every load of the 20 cycles under load"
 done_testing

@@ -2,12 +2,13 @@
 /*
  * dcrace: a kprobes race detector for the dcache's RCU path walk.
  *
- * Types and the pure helpers (oracle, event ring, knob parser) shared by
- * the module and its KUnit tests.
+ * Types and the pure helpers (oracle, event ring, knob parser, call-site
+ * decoder) shared by the module and its KUnit tests.
  */
 #ifndef _DCRACE_DCRACE_H
 #define _DCRACE_DCRACE_H
 
+#include <linux/errno.h>
 #include <linux/types.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
@@ -47,7 +48,7 @@ bool dcrace_verdict_is_race(enum dcrace_verdict v);
 /* One race, as kept in the ring and shown in debugfs "events". */
 struct dcrace_event {
 	u64 id;			/* sequence number, from 1 */
-	u64 time_ns;		/* ktime_get_ns() when classified */
+	u64 time_ns;		/* ktime_get_mono_fast_ns() when judged */
 	enum dcrace_verdict verdict;
 	int result;
 	pid_t pid;
@@ -95,6 +96,46 @@ bool dcrace_ring_get(struct dcrace_ring *r, u64 id, struct dcrace_event *out);
  */
 void dcrace_copy_name(char *dst, size_t size, const unsigned char *src,
 		      bool *truncated);
+
+/*
+ * What identifies a kill record: the dentry's address, its d_seq at
+ * __dentry_kill() entry (the walker's sample, when this kill is the one
+ * that invalidated it), its parent and its name hash. The pointers are
+ * compared, never followed.
+ */
+struct dcrace_kill_key {
+	const void *dentry;
+	const void *parent;
+	unsigned int seq;
+	unsigned int hash;
+};
+
+static inline bool dcrace_kill_key_eq(const struct dcrace_kill_key *a,
+				      const struct dcrace_kill_key *b)
+{
+	return a->dentry == b->dentry && a->seq == b->seq &&
+	       a->parent == b->parent && a->hash == b->hash;
+}
+
+/*
+ * The parent filter: a -ECHILD step is no sighting of the child when the
+ * parent's d_seq changed and the step did not reach step_into() (then
+ * lookup_fast() may have bailed out on the parent before looking at the
+ * child). A step that reached step_into() had passed lookup_fast()'s
+ * parent check: its -ECHILD is about the child, whatever the parent did
+ * afterwards.
+ */
+static inline bool dcrace_parent_filtered(int result, bool stepped,
+					  bool parent_changed)
+{
+	return result == -ECHILD && !stepped && parent_changed;
+}
+
+/* A direct near call: e8 and a 32-bit displacement. */
+#define DCRACE_CALL_LEN		5
+
+unsigned int dcrace_find_calls(const u8 *text, size_t len, unsigned long base,
+			       unsigned long target, unsigned long *after);
 
 /* Strict knob parsing; 0 or -EINVAL, *out untouched on error. */
 int dcrace_parse_s64(const char *buf, s64 min, s64 max, s64 *out);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for dcrace's pure parts: the oracle, the event ring and the
- * knob parser. Built as dcrace_kunit.ko; the suites run when it is loaded.
+ * KUnit tests for dcrace's pure parts: the oracle, the event ring, the
+ * knob parser and the call-site decoder. Built as dcrace_kunit.ko; the
+ * suites run when it is loaded.
  */
 #include <kunit/test.h>
 #include <linux/errno.h>
@@ -13,6 +14,7 @@
 #include "oracle.c"
 #include "ring.c"
 #include "knobs.c"
+#include "decode.c"
 
 static enum dcrace_verdict classify(bool null, bool changed, bool positive,
 				    int result)
@@ -112,6 +114,42 @@ static void oracle_learns_early_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dcrace_learn_early_test(1, true, 0, false), 1);
 }
 
+/*
+ * The parent filter drops a -ECHILD only when the step did not reach
+ * step_into(): one that did had passed lookup_fast()'s parent check, and
+ * its catch is real even if the parent was killed right after the child.
+ */
+static void oracle_parent_filter(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, dcrace_parent_filtered(-ECHILD, false, true));
+	KUNIT_EXPECT_FALSE(test, dcrace_parent_filtered(-ECHILD, true, true));
+	KUNIT_EXPECT_FALSE(test, dcrace_parent_filtered(-ECHILD, false, false));
+	KUNIT_EXPECT_FALSE(test, dcrace_parent_filtered(-ENOENT, false, true));
+}
+
+/*
+ * A kill record names the killer only of the same dentry: same address
+ * and d_seq (small values, 0 or 2 mostly) are not enough.
+ */
+static void oracle_kill_key(struct kunit *test)
+{
+	static int d1, d2, p1, p2;
+	struct dcrace_kill_key a = { &d1, &p1, 2, 0x1234 }, b = a;
+
+	KUNIT_EXPECT_TRUE(test, dcrace_kill_key_eq(&a, &b));
+	b.parent = &p2;		/* an earlier dentry at this address */
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_key_eq(&a, &b));
+	b = a;
+	b.hash = 0x4321;	/* another name */
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_key_eq(&a, &b));
+	b = a;
+	b.seq = 4;
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_key_eq(&a, &b));
+	b = a;
+	b.dentry = &d2;
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_key_eq(&a, &b));
+}
+
 static struct kunit_case oracle_cases[] = {
 	KUNIT_CASE(oracle_false_enoent),
 	KUNIT_CASE(oracle_caught),
@@ -121,6 +159,8 @@ static struct kunit_case oracle_cases[] = {
 	KUNIT_CASE(oracle_positive_inode_is_nothing),
 	KUNIT_CASE(oracle_other_results),
 	KUNIT_CASE(oracle_learns_early_test),
+	KUNIT_CASE(oracle_parent_filter),
+	KUNIT_CASE(oracle_kill_key),
 	{}
 };
 
@@ -319,7 +359,72 @@ static struct kunit_suite knob_suite = {
 	.test_cases = knob_cases,
 };
 
-kunit_test_suites(&oracle_suite, &ring_suite, &knob_suite);
+/* ---- call-site decoder, on synthetic code ------------------------------ */
+
+#define TEXT_BASE	0xffffffff81000000UL
+
+/* Put "call TARGET" at @off of @text, as if @text were at TEXT_BASE. */
+static void put_call(u8 *text, size_t off, unsigned long target)
+{
+	s32 rel = (s32)(target - (TEXT_BASE + off + DCRACE_CALL_LEN));
+
+	text[off] = 0xe8;
+	memcpy(text + off + 1, &rel, sizeof(rel));
+}
+
+static void decode_one_call(struct kunit *test)
+{
+	u8 text[64];
+	unsigned long after = 0, target = TEXT_BASE - 0x1234;
+
+	memset(text, 0x90, sizeof(text));	/* nops */
+	put_call(text, 10, target);
+	KUNIT_EXPECT_EQ(test, dcrace_find_calls(text, sizeof(text), TEXT_BASE,
+						target, &after), 1U);
+	KUNIT_EXPECT_EQ(test, after, TEXT_BASE + 10 + DCRACE_CALL_LEN);
+	/* a forward target, at the very end of the text */
+	target = TEXT_BASE + 0x5000;
+	memset(text, 0x90, sizeof(text));
+	put_call(text, sizeof(text) - DCRACE_CALL_LEN, target);
+	KUNIT_EXPECT_EQ(test, dcrace_find_calls(text, sizeof(text), TEXT_BASE,
+						target, &after), 1U);
+	KUNIT_EXPECT_EQ(test, after, TEXT_BASE + sizeof(text));
+}
+
+static void decode_no_or_many_calls(struct kunit *test)
+{
+	u8 text[64];
+	unsigned long after = 0, target = TEXT_BASE + 0x100;
+
+	memset(text, 0x90, sizeof(text));
+	put_call(text, 0, target + 1);		/* another function */
+	text[20] = 0xe8;			/* e8 with a wrong offset */
+	KUNIT_EXPECT_EQ(test, dcrace_find_calls(text, sizeof(text), TEXT_BASE,
+						target, &after), 0U);
+	KUNIT_EXPECT_EQ(test, after, 0UL);
+	put_call(text, 30, target);
+	put_call(text, 40, target);
+	KUNIT_EXPECT_EQ(test, dcrace_find_calls(text, sizeof(text), TEXT_BASE,
+						target, &after), 2U);
+	/* a call cut by the end of the text is not read past it */
+	KUNIT_EXPECT_EQ(test, dcrace_find_calls(text, 44, TEXT_BASE, target,
+						&after), 1U);
+	KUNIT_EXPECT_EQ(test, dcrace_find_calls(text, 0, TEXT_BASE, target,
+						&after), 0U);
+}
+
+static struct kunit_case decode_cases[] = {
+	KUNIT_CASE(decode_one_call),
+	KUNIT_CASE(decode_no_or_many_calls),
+	{}
+};
+
+static struct kunit_suite decode_suite = {
+	.name = "dcrace_decode",
+	.test_cases = decode_cases,
+};
+
+kunit_test_suites(&oracle_suite, &ring_suite, &knob_suite, &decode_suite);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("KUnit tests for dcrace");

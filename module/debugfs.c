@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dcrace: /sys/kernel/debug/dcrace/ (docs/debugfs.md), the counters it
+ * shows and the knobs it sets, and the module parameter ops that share the
+ * knobs' parsers.
+ */
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/moduleparam.h>
+#include <linux/seq_file.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include "internal.h"
+
+DEFINE_PER_CPU(struct dcrace_pcpu, dcrace_pcpu);
+
+/* In the enums' order: both come from tables.h. */
+const char * const dcrace_counter_names[NR_COUNTERS] = {
+#define DCRACE_COUNTER(id, name) name,
+#include "tables.h"
+};
+
+struct dcrace_knob dcrace_knobs[NR_KNOBS] = {
+#define DCRACE_KNOB(id, n, lo, hi, def) \
+	{ .name = n, .min = lo, .max = hi, .val = ATOMIC64_INIT(def) },
+#include "tables.h"
+};
+
+int knob_set(struct dcrace_knob *k, const char *buf)
+{
+	s64 v;
+	int ret = dcrace_parse_s64(buf, k->min, k->max, &v);
+
+	if (ret)
+		return ret;
+	atomic64_set(&k->val, v);
+	return 0;
+}
+
+static struct dentry *dbg_dir;
+
+void reset_all(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct dcrace_pcpu *pc = per_cpu_ptr(&dcrace_pcpu, cpu);
+
+		memset(pc->c, 0, sizeof(pc->c));
+	}
+	dcrace_ring_reset(&events);
+	report_reset();
+	kill_reset();
+}
+
+static int stats_show(struct seq_file *m, void *v)
+{
+	u64 first, last, lost;
+	int i;
+
+	dcrace_ring_bounds(&events, &first, &last, &lost);
+	seq_printf(m, "enabled: %lld\n", knob(K_ENABLED));
+	for (i = 0; i < C_FIRST_LATE; i++)
+		seq_printf(m, "%s: %llu\n", dcrace_counter_names[i],
+			   (u64)pcpu_sum(c[i]));
+	seq_printf(m, "events: %llu\n", last);
+	seq_printf(m, "events_lost: %llu\n", lost);
+	seq_printf(m, "early_test: %d\n", early_test_now());
+	seq_printf(m, "kprobe_missed: %lu\n", kprobes_missed());
+	seq_printf(m, "kretprobe_missed: %d\n", kretprobes_missed());
+	/* later additions: the lines above keep their places */
+	for (i = C_FIRST_LATE; i < NR_COUNTERS; i++)
+		seq_printf(m, "%s: %llu\n", dcrace_counter_names[i],
+			   (u64)pcpu_sum(c[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(stats);
+
+static int probes_show(struct seq_file *m, void *v)
+{
+	int i;
+
+	seq_puts(m, "# name symbol kind state(armed|missing|off) hits\n");
+	for (i = 0; i < NR_PROBES; i++) {
+		const struct dcrace_probe *p = &probes[i];
+
+		seq_printf(m, "%s %s %s %s %llu\n", p->name,
+			   p->sym ? p->sym : p->syms[0],
+			   i == P_WALK && stack_mode ? "from-rcu_lookup" :
+			   p->is_ret && !p->fast ? "kretprobe" : "kprobe",
+			   p->sym ? "armed" : probe_wanted(i) ? "missing" : "off",
+			   (u64)pcpu_sum(hits[i]));
+	}
+	/* walk_component's learned return sites (fast mode) */
+	for (i = 0; i < DCRACE_RET_SITES; i++) {
+		const struct dcrace_site *st = &sites[i];
+
+		/* pairs with site_work_fn(): st->name is written */
+		if (!smp_load_acquire(&st->armed) && !st->failed)
+			continue;
+		/* hits are not counted here: see walk_steps in stats */
+		seq_printf(m, "walk_return %s kprobe %s -\n", st->name,
+			   st->failed ? "failed" : "armed");
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(probes);
+
+static void event_show(struct seq_file *m, const struct dcrace_event *e)
+{
+	unsigned int i;
+
+	seq_printf(m, "event: %llu\n", e->id);
+	seq_printf(m, "type: %s\n", dcrace_verdict_name(e->verdict));
+	seq_printf(m, "time_ns: %llu\n", e->time_ns);
+	seq_printf(m, "walker: pid=%d comm=%s cpu=%d\n", e->pid, e->comm,
+		   e->cpu);
+	seq_printf(m, "component: %s%s\n", e->name,
+		   e->name_truncated ? "..." : "");
+	seq_printf(m, "d_seq: sampled=%u current=%u\n", e->seq_sampled,
+		   e->seq_current);
+	seq_printf(m, "result: %d\n", e->result);
+	if (e->killer_known)
+		seq_printf(m, "killer: pid=%d comm=%s kill_to_read_ns=%lld\n",
+			   e->killer_pid, e->killer_comm, e->kill_to_read_ns);
+	else
+		seq_puts(m, "killer: unknown\n");
+	seq_puts(m, "stack:\n");
+	for (i = 0; i < e->nr_stack; i++)
+		seq_printf(m, "  %pS\n", (void *)e->stack[i]);
+	seq_puts(m, "\n");
+}
+
+static int events_show(struct seq_file *m, void *v)
+{
+	struct dcrace_event e;
+	u64 first, last, lost, id;
+
+	dcrace_ring_bounds(&events, &first, &last, &lost);
+	for (id = first; id && id <= last; id++)
+		if (dcrace_ring_get(&events, id, &e))
+			event_show(m, &e);
+	return 0;
+}
+
+static int events_open(struct inode *inode, struct file *file)
+{
+	return single_open_size(file, events_show, NULL,
+				DCRACE_EVENTS * 1024);
+}
+
+static const struct file_operations events_fops = {
+	.owner = THIS_MODULE,
+	.open = events_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* Copy one whole, fresh write into @buf; partial writes are refused. */
+static int get_write(const char __user *ubuf, size_t len, loff_t *ppos,
+		     char *buf, size_t size)
+{
+	if (*ppos || !len || len >= size)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	return 0;
+}
+
+static ssize_t knob_write(struct file *file, const char __user *ubuf,
+			  size_t len, loff_t *ppos)
+{
+	struct dcrace_knob *k = file_inode(file)->i_private;
+	char buf[32];
+	int ret = get_write(ubuf, len, ppos, buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	ret = k == &dcrace_knobs[K_DELAY_US] ? inject_delay_set(buf) :
+					       knob_set(k, buf);
+	if (ret)
+		return ret;
+	*ppos += len;
+	return len;
+}
+
+static ssize_t knob_read(struct file *file, char __user *ubuf, size_t len,
+			 loff_t *ppos)
+{
+	struct dcrace_knob *k = file_inode(file)->i_private;
+	char buf[32];
+	int n = scnprintf(buf, sizeof(buf), "%lld\n",
+			  (long long)atomic64_read(&k->val));
+
+	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
+}
+
+static const struct file_operations knob_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = knob_read,
+	.write = knob_write,
+	.llseek = default_llseek,
+};
+
+static ssize_t reset_write(struct file *file, const char __user *ubuf,
+			   size_t len, loff_t *ppos)
+{
+	char buf[8];
+	s64 v;
+	int ret = get_write(ubuf, len, ppos, buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	if (dcrace_parse_s64(buf, 1, 1, &v))
+		return -EINVAL;
+	reset_all();
+	*ppos += len;
+	return len;
+}
+
+static const struct file_operations reset_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = reset_write,
+	.llseek = noop_llseek,
+};
+
+static ssize_t comm_write(struct file *file, const char __user *ubuf,
+			  size_t len, loff_t *ppos)
+{
+	char buf[TASK_COMM_LEN + 2];
+	int ret;
+
+	if (*ppos || len >= sizeof(buf))
+		return -EINVAL;
+	if (len && copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	ret = inject_comm_set(buf, len);
+	if (ret)
+		return ret;
+	*ppos += len;
+	return len;
+}
+
+static ssize_t comm_read(struct file *file, char __user *ubuf, size_t len,
+			 loff_t *ppos)
+{
+	char buf[TASK_COMM_LEN + 1];
+	int n = inject_comm_get(buf, sizeof(buf));
+
+	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
+}
+
+static const struct file_operations comm_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = comm_read,
+	.write = comm_write,
+	.llseek = default_llseek,
+};
+
+void debugfs_setup(void)
+{
+	struct dentry *inj;
+	int i;
+
+	dbg_dir = debugfs_create_dir("dcrace", NULL);
+	debugfs_create_file("stats", 0400, dbg_dir, NULL, &stats_fops);
+	debugfs_create_file("events", 0400, dbg_dir, NULL, &events_fops);
+	debugfs_create_file("probes", 0400, dbg_dir, NULL, &probes_fops);
+	debugfs_create_file("enabled", 0600, dbg_dir, &dcrace_knobs[K_ENABLED],
+			    &knob_fops);
+	debugfs_create_file("reset", 0200, dbg_dir, NULL, &reset_fops);
+	inj = debugfs_create_dir("inject", dbg_dir);
+	/* every knob but "enabled" is in inject/, under its own name */
+	for (i = K_ENABLED + 1; i < NR_KNOBS; i++)
+		debugfs_create_file(dcrace_knobs[i].name, 0600, inj,
+				    &dcrace_knobs[i], &knob_fops);
+	debugfs_create_file("comm", 0600, inj, NULL, &comm_fops);
+}
+
+void debugfs_teardown(void)
+{
+	debugfs_remove(dbg_dir);
+}
+
+/* ---- module parameters (same strict parsers) ------------------------------ */
+
+static int param_knob_set(const char *val, const struct kernel_param *kp)
+{
+	return knob_set(kp->arg, val);
+}
+
+static int param_knob_get(char *buf, const struct kernel_param *kp)
+{
+	struct dcrace_knob *k = kp->arg;
+
+	return sysfs_emit(buf, "%lld\n", (long long)atomic64_read(&k->val));
+}
+
+const struct kernel_param_ops knob_param_ops = {
+	.set = param_knob_set,
+	.get = param_knob_get,
+};
+
+static int param_comm_set(const char *val, const struct kernel_param *kp)
+{
+	return inject_comm_set(val, strlen(val));
+}
+
+static int param_comm_get(char *buf, const struct kernel_param *kp)
+{
+	return inject_comm_get(buf, PAGE_SIZE);
+}
+
+/* A load-time parameter only, with the knobs' parser and range check. */
+struct dcrace_knob early_test = {
+	.name = "early_test", .min = -1, .max = 1, .val = ATOMIC64_INIT(-1),
+};
+
+const struct kernel_param_ops comm_param_ops = {
+	.set = param_comm_set,
+	.get = param_comm_get,
+};

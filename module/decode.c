@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dcrace: finding call sites in function text. Pure: works on a copy of
+ * the bytes, so that the KUnit tests can feed it synthetic code.
+ */
+#include <linux/string.h>
+#include <dcrace/dcrace.h>
+
+/*
+ * @text holds @len bytes of code that starts at address @base. Find the
+ * direct near calls (e8 rel32) whose target is @target; *@after gets the
+ * address just after the last one found. Returns how many were found.
+ * Every byte offset is tried (x86 has no instruction boundaries to go by
+ * without a decoder), so an e8 byte inside another instruction can match
+ * too; callers want exactly one match.
+ */
+unsigned int dcrace_find_calls(const u8 *text, size_t len, unsigned long base,
+			       unsigned long target, unsigned long *after)
+{
+	unsigned int n = 0;
+	size_t i;
+
+	for (i = 0; i + DCRACE_CALL_LEN <= len; i++) {
+		s32 rel;
+
+		if (text[i] != 0xe8)
+			continue;
+		memcpy(&rel, text + i + 1, sizeof(rel));
+		if (base + i + DCRACE_CALL_LEN + rel == target) {
+			*after = base + i + DCRACE_CALL_LEN;
+			n++;
+		}
+	}
+	return n;
+}

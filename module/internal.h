@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dcrace.ko internals shared by the files in module/. The pure helpers
+ * that the KUnit tests use as well are in <dcrace/dcrace.h>.
+ *
+ * Handlers may run in int3 context, which is NMI-like: they take no lock
+ * that is not try-locked, and defer everything else to irq_work.
+ */
+#ifndef _DCRACE_INTERNAL_H
+#define _DCRACE_INTERNAL_H
+
+/* Messages carry their own "dcrace: " so reports can start with "BUG:". */
+#define pr_fmt(fmt) fmt
+
+#include <linux/atomic.h>
+#include <linux/dcache.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/moduleparam.h>
+#include <linux/path.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/types.h>
+#include <dcrace/dcrace.h>
+
+/*
+ * The leading fields of fs/namei.c's struct nameidata, identical in every
+ * 6.1.y (and Debian's 6.1.0-*). Only these are read. The load's self-check
+ * (selftest.c) verifies them on the warm-up walks.
+ *
+ * struct nameidata is __randomize_layout: with CONFIG_RANDSTRUCT its
+ * fields are shuffled per build and this mirror would read garbage.
+ */
+#ifdef CONFIG_RANDSTRUCT
+#error "dcrace: CONFIG_RANDSTRUCT shuffles struct nameidata; the module cannot read it"
+#endif
+
+struct dcrace_nd_head {
+	struct path path;
+	struct qstr last;
+	struct path root;
+	struct inode *inode;
+	unsigned int flags, state;
+	unsigned int seq, next_seq, m_seq, r_seq;
+};
+
+/* ---- counters: the enum from tables.h, as are the "stats" names ------ */
+
+enum dcrace_counter {
+#define DCRACE_COUNTER(id, name) id,
+#include "tables.h"
+	NR_COUNTERS
+};
+
+/* Counters added later, printed at the end of "stats" (see tables.h). */
+#define C_FIRST_LATE	C_KILL_BUSY
+
+/* The probes, in the order of "probes" (and of skip_probes' bits). */
+enum dcrace_probe_id { P_WALK, P_LOOKUP, P_RCU, P_STEP, P_KILL, NR_PROBES };
+
+struct dcrace_pcpu {
+	u64 c[NR_COUNTERS];
+	u64 hits[NR_PROBES];
+	long inflight[NR_PROBES];	/* hijacked returns not yet back */
+};
+
+DECLARE_PER_CPU(struct dcrace_pcpu, dcrace_pcpu);
+extern const char * const dcrace_counter_names[NR_COUNTERS];
+
+static inline void cnt_inc(enum dcrace_counter c)
+{
+	this_cpu_inc(dcrace_pcpu.c[c]);
+}
+
+static inline void hit(enum dcrace_probe_id p)
+{
+	this_cpu_inc(dcrace_pcpu.hits[p]);
+}
+
+/*
+ * Sum one per-CPU field (c[], hits[] or inflight[]) over all CPUs; inflight
+ * entries may be negative on one CPU (a return that migrated).
+ */
+#define pcpu_sum(field)						\
+({								\
+	s64 __s = 0;						\
+	int __cpu;						\
+								\
+	for_each_possible_cpu(__cpu)				\
+		__s += per_cpu(dcrace_pcpu, __cpu).field;	\
+	__s;							\
+})
+
+/* ---- knobs: debugfs file, module parameter, range, default (tables.h) */
+
+struct dcrace_knob {
+	const char *name;
+	s64 min, max;
+	atomic64_t val;
+};
+
+enum dcrace_knob_id {
+#define DCRACE_KNOB(id, name, min, max, def) id,
+#include "tables.h"
+	NR_KNOBS
+};
+
+extern struct dcrace_knob dcrace_knobs[NR_KNOBS];
+
+static inline s64 knob(enum dcrace_knob_id k)
+{
+	return atomic64_read(&dcrace_knobs[k].val);
+}
+
+int knob_set(struct dcrace_knob *k, const char *buf);
+
+/* ---- load-time parameters (main.c) ------------------------------------- */
+
+extern struct dcrace_knob early_test;
+extern bool stack_claim, fast, extra_probes, late_sites, selftest_break;
+extern unsigned int skip_probes;
+
+/* ---- per-task walk state (step.c) -------------------------------------- */
+
+/* Owned by one task between walk_component entry and return. */
+struct dcrace_slot {
+	struct task_struct *owner;
+	struct dcrace_nd_head *nd;	/* the walk's nameidata */
+	unsigned long ret_site;	/* where walk_component returns (fast) */
+	unsigned long ret_sp;	/* the stack pointer there (fast) */
+	struct dentry *dentry;	/* see the lifetime rule in step.c */
+	unsigned int seq;
+	bool valid;
+	bool positive;
+	bool stepped;		/* step_into() ran in this step */
+};
+
+struct dcrace_slot *slot_find(struct task_struct *t);
+struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
+			      struct dcrace_nd_head *nd);
+void step_done(struct dcrace_slot *s, long ret);
+void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
+		unsigned int seq);
+int early_test_now(void);
+
+/* Probe handlers. */
+int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs);
+int walk_ret(struct kretprobe_instance *ri, struct pt_regs *regs);
+int rcu_entry(struct kretprobe_instance *ri, struct pt_regs *regs);
+int rcu_ret(struct kretprobe_instance *ri, struct pt_regs *regs);
+int rcu_site_pre(struct kprobe *p, struct pt_regs *regs);
+int step_pre(struct kprobe *p, struct pt_regs *regs);
+int walk_pre(struct kprobe *p, struct pt_regs *regs);
+int kill_pre(struct kprobe *p, struct pt_regs *regs);
+
+/* What the rcu_lookup kretprobe keeps between entry and return. */
+struct dcrace_rcu_data {
+	struct dcrace_slot *slot;
+	unsigned int *seqp;
+};
+
+/* ---- the pruner's record (kill.c) -------------------------------------- */
+
+struct dcrace_kill {
+	struct dcrace_kill_key key;	/* pointers compared, never followed */
+	u64 time_ns;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	bool positive;
+};
+
+bool kill_find(const struct dcrace_kill_key *key, struct dcrace_kill *out);
+void kill_reset(void);
+
+/* ---- injection (inject.c) ---------------------------------------------- */
+
+void inject_init(void);
+void maybe_inject(void);
+int inject_comm_set(const char *buf, size_t len);
+int inject_comm_get(char *buf, size_t size);
+int inject_delay_set(const char *buf);
+int inject_check(void);
+
+/* ---- return sites and stack mode (sites.c) ----------------------------- */
+
+#define DCRACE_RET_SITES	8
+
+struct dcrace_site {
+	unsigned long addr;	/* 0: free; set once, by cmpxchg */
+	bool armed;		/* its kprobe is registered */
+	bool failed;
+	struct kprobe kp;
+	char name[KSYM_SYMBOL_LEN];
+};
+
+extern struct dcrace_site sites[DCRACE_RET_SITES];
+extern unsigned long wc_lookup_ret;
+extern bool stack_mode;
+
+bool site_ready(unsigned long ra);
+void sites_warm_up(void);
+void sites_close(void);
+void sites_sync(void);
+void warm_up_walks(void);
+void sites_clear(void);
+int stack_mode_claim(struct pt_regs *regs);
+void stack_learn(const struct dcrace_slot *s, struct pt_regs *regs);
+bool stack_learning_now(void);
+
+/* ---- probes (probes.c) ------------------------------------------------- */
+
+struct dcrace_probe {
+	const char *name;
+	const char * const syms[3];
+	bool is_ret;
+	bool required;
+	struct kretprobe *rp;
+	struct kprobe *kp;
+	bool extra;		/* armed only with extra_probes=1 */
+	const char *sym;	/* the symbol armed, NULL when missing */
+	bool fast;		/* armed as an entry-only kprobe (see probes.c) */
+	char where[KSYM_SYMBOL_LEN];	/* fast rcu_lookup: the call site */
+};
+
+extern struct dcrace_probe probes[NR_PROBES];
+extern struct kprobe walk_kp;
+
+int probes_arm_all(void);
+void disarm_all(void);
+bool probe_wanted(int i);
+unsigned long kprobes_missed(void);
+int kretprobes_missed(void);
+
+/* ---- events and reports (report.c) ------------------------------------- */
+
+#define DCRACE_EVENTS	64
+
+extern struct dcrace_ring events;
+
+void report_init(void);
+void report_reset(void);
+void report_sync(void);
+void report_event(const struct dcrace_slot *s, enum dcrace_verdict v,
+		  long ret, unsigned int cur, u64 now,
+		  const struct dcrace_kill *k);
+
+/* ---- the load's self-check (selftest.c) --------------------------------- */
+
+extern bool selftest_on;
+
+void selftest_step_opened(void);
+void selftest_sample(const struct dcrace_slot *s, struct dentry *dentry,
+		     unsigned int seq);
+void selftest_step_closed(const struct dcrace_slot *s);
+int selftest_verdict(void);
+
+/* ---- debugfs (debugfs.c) ----------------------------------------------- */
+
+extern const struct kernel_param_ops knob_param_ops, comm_param_ops;
+
+void debugfs_setup(void);
+void debugfs_teardown(void);
+void reset_all(void);
+
+#endif /* _DCRACE_INTERNAL_H */

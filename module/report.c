@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dcrace: a race, as an event in the ring ("events" in debugfs) and, with
+ * verbose=1, as a report in dmesg.
+ */
+#include <linux/irq_work.h>
+#include <linux/module.h>
+#include <linux/ratelimit.h>
+#include <linux/smp.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
+#include <linux/workqueue.h>
+#include "internal.h"
+
+static struct dcrace_event event_slots[DCRACE_EVENTS];
+struct dcrace_ring events;
+static DEFINE_RATELIMIT_STATE(report_rs, 5 * HZ, 10);
+
+static void report(const struct dcrace_event *e)
+{
+	unsigned int i;
+
+	pr_err("==================================================================\n");
+	if (e->verdict == DCRACE_FALSE_ENOENT)
+		pr_err("BUG: dcrace: false ENOENT in rcu-walk\n");
+	else
+		pr_err("dcrace: race caught (%s)\n", dcrace_verdict_name(e->verdict));
+	pr_err("walker: pid=%d comm=%s cpu=%d component=\"%s\"%s\n", e->pid,
+	       e->comm, e->cpu, e->name, e->name_truncated ? "..." : "");
+	pr_err("d_seq: sampled=%u current=%u, d_inode NULL, step returned %d\n",
+	       e->seq_sampled, e->seq_current, e->result);
+	if (e->killer_known)
+		pr_err("pruned by: pid=%d comm=%s, %lld ns before the walker's check\n",
+		       e->killer_pid, e->killer_comm, e->kill_to_read_ns);
+	else
+		pr_err("pruned by: unknown (no __dentry_kill record)\n");
+	for (i = 0; i < e->nr_stack; i++)
+		pr_err(" %pS\n", (void *)e->stack[i]);
+	pr_err("==================================================================\n");
+}
+
+/*
+ * verbose reports are printed from a work item, not from the probe
+ * handler: a console write under TCG takes milliseconds, far too long for
+ * a handler that runs with preemption off in the middle of a path walk.
+ */
+static atomic64_t reported;	/* newest event id already considered */
+
+static void report_work_fn(struct work_struct *w)
+{
+	struct dcrace_event e;
+	u64 first, last, lost, id;
+
+	dcrace_ring_bounds(&events, &first, &last, &lost);
+	id = atomic64_read(&reported);
+	atomic64_set(&reported, last);
+	if (id < first)
+		id = first ? first - 1 : 0;
+	for (id++; id && id <= last; id++) {
+		if (!__ratelimit(&report_rs))
+			break;
+		if (dcrace_ring_get(&events, id, &e))
+			report(&e);
+	}
+}
+
+static DECLARE_WORK(report_work, report_work_fn);
+
+/* Queued from probe handlers (NMI-safe); schedules the report work. */
+static void report_irq_fn(struct irq_work *w)
+{
+	schedule_work(&report_work);
+}
+
+static DEFINE_IRQ_WORK(report_irq_work, report_irq_fn);
+
+void report_init(void)
+{
+	dcrace_ring_init(&events, event_slots, DCRACE_EVENTS);
+}
+
+/* After a reset ids restart at 1: report from there again. */
+void report_reset(void)
+{
+	atomic64_set(&reported, 0);
+}
+
+/* Unloading: no report work left behind. */
+void report_sync(void)
+{
+	irq_work_sync(&report_irq_work);
+	cancel_work_sync(&report_work);
+}
+
+/* ---- the walker's stack -------------------------------------------------- */
+
+/*
+ * report_event()'s event and stack buffers: per CPU, not on the stack (a
+ * probe handler's frame must stay small, KASAN builds make it larger).
+ * Safe: handlers run with preemption off and do not nest on a CPU (a probe
+ * hit inside a handler is counted as missed, not run).
+ */
+#define DCRACE_STACK_RAW	(DCRACE_STACK_DEPTH + 16)
+
+struct dcrace_report_scratch {
+	struct dcrace_event event;
+	unsigned long raw[DCRACE_STACK_RAW];
+};
+
+static DEFINE_PER_CPU(struct dcrace_report_scratch, report_scratch);
+
+static bool probe_frame(unsigned long addr)
+{
+	char sym[KSYM_SYMBOL_LEN];
+
+	if (within_module(addr, THIS_MODULE))
+		return true;
+	sprint_symbol_no_offset(sym, addr);
+	/* an optimized probe's detour buffer has no symbol: "0x..." */
+	return strstr(sym, "rethook") || strstr(sym, "kretprobe") ||
+	       strstr(sym, "kprobe") || strstr(sym, "opt_pre_handler") ||
+	       strstr(sym, "optimized_callback") || strstr(sym, "exc_int3") ||
+	       !strncmp(sym, "0x", 2);
+}
+
+/*
+ * The walker's stack, without dcrace's and the probe machinery's frames.
+ * Only on the rare race path: symbol lookups are not cheap.
+ */
+static unsigned int walker_stack(unsigned long *out, unsigned int size,
+				 unsigned long where)
+{
+	unsigned long *raw = this_cpu_ptr(report_scratch.raw);
+	unsigned int n, i, j = 0;
+
+	/* fast probes: the walker is at walk_component's return site */
+	if (where && size)
+		out[j++] = where;
+
+	n = stack_trace_save(raw, DCRACE_STACK_RAW, 0);
+	for (i = 0; i < n && j < size; i++) {
+		/* an int3 probe's frame: its address + 1, already out[0] */
+		if (probe_frame(raw[i]) || (where && raw[i] == where + 1))
+			continue;
+		if (j && raw[i] == out[j - 1])
+			continue;
+		out[j++] = raw[i];
+	}
+	return j;
+}
+
+/*
+ * Record race @v of step @s (judged at @now, d_seq @cur, pruned as @k
+ * says, NULL when unknown) in the ring; report it when verbose.
+ */
+void report_event(const struct dcrace_slot *s, enum dcrace_verdict v,
+		  long ret, unsigned int cur, u64 now,
+		  const struct dcrace_kill *k)
+{
+	struct dcrace_event *ep = this_cpu_ptr(&report_scratch.event);
+
+	memset(ep, 0, sizeof(*ep));
+	ep->time_ns = now;
+	ep->verdict = v;
+	ep->result = (int)ret;
+	ep->pid = task_pid_nr(current);
+	ep->cpu = raw_smp_processor_id();
+	/* current's own comm: no task_lock (not in int3 context) */
+	strscpy(ep->comm, current->comm, sizeof(ep->comm));
+	/*
+	 * The dentry's own name, not nd->last: that may point into a symlink
+	 * body that walk_component() released before step_into() (put_link()
+	 * of a link's last component; KASAN caught it in the soak). The
+	 * dentry and its name (freed after a grace period, NUL-terminated)
+	 * stay valid in this RCU section; a rename may switch the name, so
+	 * its length is not trusted.
+	 */
+	dcrace_copy_name(ep->name, sizeof(ep->name),
+			 READ_ONCE(s->dentry->d_name.name), &ep->name_truncated);
+	ep->seq_sampled = s->seq;
+	ep->seq_current = cur;
+	if (k) {
+		ep->killer_known = true;
+		ep->killer_pid = k->pid;
+		memcpy(ep->killer_comm, k->comm, sizeof(ep->killer_comm));
+		ep->kill_to_read_ns = (s64)(now - k->time_ns);
+	}
+	ep->nr_stack = walker_stack(ep->stack, DCRACE_STACK_DEPTH, s->ret_site);
+	if (!dcrace_ring_push(&events, ep))
+		cnt_inc(C_EVENTS_DROPPED);
+	if (knob(K_VERBOSE))
+		irq_work_queue(&report_irq_work);
+}

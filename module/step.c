@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dcrace: one walk step, from its start to its judgment.
+ *
+ * A step is walk_component() on one path component. Its task owns a slot
+ * from the step's start (walk_component entry, or the rcu_lookup probe in
+ * stack mode) to its return, where it is judged.
+ *
+ * Lifetime rule: a dentry pointer sampled by the rcu_lookup probe is
+ * dereferenced only in the walk_component return handler of the same
+ * step, and only while the walk is still in RCU mode (LOOKUP_RCU set),
+ * i.e. inside the RCU read-side section in which it was found. Pointers
+ * from the kill probe are compared, never dereferenced later.
+ */
+#include <linux/hash.h>
+#include <linux/ktime.h>
+#include <linux/namei.h>
+#include <linux/seqlock.h>
+#include "internal.h"
+
+/* ---- per-task slots ------------------------------------------------------ */
+
+#define DCRACE_SLOT_BITS	8
+#define DCRACE_SLOTS		BIT(DCRACE_SLOT_BITS)
+#define DCRACE_SLOT_PROBE	16
+
+static struct dcrace_slot slots[DCRACE_SLOTS];
+
+struct dcrace_slot *slot_find(struct task_struct *t)
+{
+	unsigned int h = hash_ptr(t, DCRACE_SLOT_BITS), i;
+
+	for (i = 0; i < DCRACE_SLOT_PROBE; i++) {
+		struct dcrace_slot *s = &slots[(h + i) % DCRACE_SLOTS];
+
+		if (READ_ONCE(s->owner) == t)
+			return s;
+	}
+	return NULL;
+}
+
+static struct dcrace_slot *slot_claim(struct task_struct *t)
+{
+	unsigned int h = hash_ptr(t, DCRACE_SLOT_BITS), i;
+	struct dcrace_slot *s = slot_find(t);
+
+	if (s)
+		return s;
+	for (i = 0; i < DCRACE_SLOT_PROBE; i++) {
+		s = &slots[(h + i) % DCRACE_SLOTS];
+		if (!READ_ONCE(s->owner) && !cmpxchg(&s->owner, NULL, t))
+			return s;
+	}
+	return NULL;
+}
+
+static void slot_release(struct dcrace_slot *s)
+{
+	s->valid = false;
+	s->dentry = NULL;
+	s->ret_site = 0;
+	/* Order the clears above before the slot can be claimed again. */
+	smp_store_release(&s->owner, NULL);
+}
+
+/*
+ * Open a step of current's walk @nd that returns to @ret_site with the
+ * stack pointer at @ret_sp (both 0: the kretprobe sees the return): claim
+ * the task's slot and reset it.
+ */
+struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
+			      struct dcrace_nd_head *nd)
+{
+	struct dcrace_slot *s = slot_claim(current);
+
+	if (!s) {
+		cnt_inc(C_SLOTS_FULL);
+		return NULL;
+	}
+	/* still set: the last step's return probe did not run (missed) */
+	if (s->ret_site)
+		cnt_inc(C_STEP_LOST);
+	s->valid = false;
+	s->stepped = false;
+	s->ret_site = ret_site;
+	s->ret_sp = ret_sp;
+	s->nd = nd;
+	cnt_inc(C_WALKS);
+	if (unlikely(READ_ONCE(selftest_on)))
+		selftest_step_opened();
+	return s;
+}
+
+/* ---- where the NULL-inode test is --------------------------------------- */
+
+/*
+ * Does walk_component() test the inode for NULL before step_into()? Our
+ * patched kernels do (patch 0001 puts the 3.0-era test back); stock 6.1
+ * does not: its only NULL-inode test is in step_into(), after the d_seq
+ * check that is the 2011 fix. -1 (auto, parameter early_test) learns it
+ * from what the walks do; only with the step_into probe armed, since
+ * without it no step looks "stepped" and stock 6.1 would learn 1.
+ */
+static atomic_t early_test_seen = ATOMIC_INIT(-1);
+
+int early_test_now(void)
+{
+	s64 e = atomic64_read(&early_test.val);
+
+	return e >= 0 ? (int)e : atomic_read(&early_test_seen);
+}
+
+static void early_test_learn(const struct dcrace_slot *s, long ret,
+			     bool seq_changed)
+{
+	int cur, now;
+
+	if (atomic64_read(&early_test.val) >= 0 || !probes[P_STEP].sym)
+		return;
+	cur = atomic_read(&early_test_seen);
+	now = dcrace_learn_early_test(cur, s->stepped, (int)ret, seq_changed);
+	if (now != cur)
+		atomic_set(&early_test_seen, now);
+}
+
+/* ---- judging ------------------------------------------------------------- */
+
+static void count_verdict(enum dcrace_verdict v)
+{
+	static const enum dcrace_counter c[] = {
+		[DCRACE_GENUINE_NEGATIVE] = C_GENUINE_NEG,
+		[DCRACE_PRUNED_NEGATIVE] = C_PRUNED_NEG,
+		[DCRACE_FALSE_ENOENT] = C_FALSE_ENOENT,
+		[DCRACE_CAUGHT] = C_CAUGHT,
+		[DCRACE_CAUGHT_LATE] = C_CAUGHT_LATE,
+		[DCRACE_UNEXPECTED] = C_UNEXPECTED,
+	};
+
+	if (v != DCRACE_NONE && v < ARRAY_SIZE(c))
+		cnt_inc(c[v]);
+}
+
+static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
+{
+	struct dentry *dentry = s->dentry;
+	struct dcrace_sighting sg = { .result = (int)ret };
+	struct dcrace_kill_key key;
+	struct dcrace_kill k;
+	enum dcrace_verdict v;
+	unsigned int cur;
+	bool killed, parent_changed;
+	u64 now;
+
+	/* Still in the RCU read-side section in which @dentry was found. */
+	sg.inode_null = !READ_ONCE(dentry->d_inode);
+	if (!sg.inode_null)
+		return;
+	/*
+	 * -ECHILD with the parent's d_seq changed, before step_into():
+	 * lookup_fast() may have bailed out on the parent before the step
+	 * looked at the child's inode at all, so this is no NULL-inode
+	 * sighting of the child. nd->path is still the parent: the failed
+	 * step did not move it. See dcrace_parent_filtered().
+	 */
+	parent_changed = ret == -ECHILD &&
+		raw_read_seqcount(&nd->path.dentry->d_seq) != nd->seq;
+	if (dcrace_parent_filtered((int)ret, s->stepped, parent_changed)) {
+		cnt_inc(C_PARENT_ECHILD);
+		return;
+	}
+	cnt_inc(C_NULL_INODE);
+	cur = raw_read_seqcount(&dentry->d_seq);
+	sg.seq_changed = cur != s->seq;
+	now = ktime_get_mono_fast_ns();
+	/* the kill record's key: killing keeps d_parent and d_name */
+	key.dentry = dentry;
+	key.parent = READ_ONCE(dentry->d_parent);
+	key.hash = READ_ONCE(dentry->d_name.hash);
+	key.seq = s->seq;
+	killed = kill_find(&key, &k);
+	sg.was_positive = s->positive || (killed && k.positive);
+	early_test_learn(s, ret, sg.seq_changed);
+	/*
+	 * Caught by step_into(): late if an early test looked first (or we
+	 * do not know yet); else step_into() holds the step's only test.
+	 */
+	sg.late = s->stepped && early_test_now() != 0;
+	v = dcrace_classify(&sg);
+	count_verdict(v);
+	if (dcrace_verdict_is_race(v))
+		report_event(s, v, ret, cur, now, killed ? &k : NULL);
+}
+
+/* The end of a step: judge it (if it ended in an error) and free the slot. */
+void step_done(struct dcrace_slot *s, long ret)
+{
+	if (unlikely(READ_ONCE(selftest_on)))
+		selftest_step_closed(s);
+	if (s->valid && (ret == -ENOENT || ret == -ECHILD)) {
+		if (READ_ONCE(s->nd->flags) & LOOKUP_RCU)
+			judge(s, s->nd, ret);
+		else
+			cnt_inc(C_NOT_RCU);
+	}
+	slot_release(s);
+}
+
+/* What the rcu_lookup probe records: the dentry and the d_seq it sampled. */
+void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
+		unsigned int seq)
+{
+	cnt_inc(C_RCU_LOOKUPS);
+	if (!dentry)
+		return;
+	s->seq = seq;
+	s->positive = !!READ_ONCE(dentry->d_inode);
+	s->dentry = dentry;
+	s->valid = true;
+	if (unlikely(READ_ONCE(selftest_on)))
+		selftest_sample(s, dentry, seq);
+	/* The window: d_seq sampled, d_inode not yet read by the walker. */
+	maybe_inject();
+}
+
+/* ---- kretprobe handlers (fast=0) ----------------------------------------- */
+
+int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct dcrace_slot **slot = (struct dcrace_slot **)ri->data;
+
+	hit(P_WALK);
+	if (!knob(K_ENABLED))
+		return 1;
+	*slot = step_open(0, 0, (struct dcrace_nd_head *)
+			     regs_get_kernel_argument(regs, 0));
+	if (!*slot)
+		return 1;
+	this_cpu_inc(dcrace_pcpu.inflight[P_WALK]);
+	return 0;
+}
+
+int walk_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct dcrace_slot **slot = (struct dcrace_slot **)ri->data;
+
+	/* the slot is this step's only while current owns it */
+	if (READ_ONCE((*slot)->owner) == current)
+		step_done(*slot, (long)regs_return_value(regs));
+	this_cpu_dec(dcrace_pcpu.inflight[P_WALK]);
+	return 0;
+}
+
+int rcu_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct dcrace_rcu_data *d = (struct dcrace_rcu_data *)ri->data;
+
+	hit(P_RCU);
+	if (!knob(K_ENABLED))
+		return 1;
+	d->slot = slot_find(current);
+	if (!d->slot)
+		return 1;
+	d->seqp = (unsigned int *)regs_get_kernel_argument(regs, 2);
+	this_cpu_inc(dcrace_pcpu.inflight[P_RCU]);
+	return 0;
+}
+
+int rcu_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct dcrace_rcu_data *d = (struct dcrace_rcu_data *)ri->data;
+	struct dentry *dentry = (struct dentry *)regs_return_value(regs);
+	struct dcrace_slot *s = d->slot;
+
+	this_cpu_dec(dcrace_pcpu.inflight[P_RCU]);
+	if (READ_ONCE(s->owner) != current)
+		return 0;
+	rcu_sample(s, dentry, READ_ONCE(*d->seqp));
+	return 0;
+}
+
+/* ---- kprobe handlers (fast=1) -------------------------------------------- */
+
+/*
+ * Right after lookup_fast()'s call of __d_lookup_rcu(): rax is the dentry
+ * found, and the d_seq it sampled is in nd->next_seq (its seqp argument).
+ */
+int rcu_site_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct dcrace_slot *s;
+
+	hit(P_RCU);
+	if (!knob(K_ENABLED))
+		return 0;
+	if (READ_ONCE(stack_mode))
+		return stack_mode_claim(regs);
+	s = slot_find(current);
+	if (!s)
+		return 0;
+	if (stack_learning_now() && s->ret_site)
+		stack_learn(s, regs);
+	rcu_sample(s, (struct dentry *)regs->ax, READ_ONCE(s->nd->next_seq));
+	return 0;
+}
+
+/*
+ * step_into() runs only when the step's own NULL-inode test (if the kernel
+ * has one before it) let the dentry through; its -ECHILD then comes from
+ * 6.1's guard in step_into(), not from that test.
+ */
+int step_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct dcrace_slot *s;
+
+	hit(P_STEP);
+	if (!knob(K_ENABLED))
+		return 0;
+	s = slot_find(current);
+	if (s)
+		s->stepped = true;
+	return 0;
+}

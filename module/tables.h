@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dcrace's counters and knobs, each listed once. Included several times
+ * (no include guard), each time with DCRACE_COUNTER() and/or DCRACE_KNOB()
+ * defined to make one thing of the list: the enums in internal.h, the
+ * "stats" names and the knob table in debugfs.c. So an enum value and its
+ * name cannot drift apart. New counters go at the end: "stats" prints
+ * them in this order, and scripts read it; those from C_FIRST_LATE on
+ * (internal.h) come after its other lines, at the very end.
+ */
+
+#ifdef DCRACE_COUNTER
+/*             id                name in "stats" */
+DCRACE_COUNTER(C_WALKS,          "walk_steps")
+DCRACE_COUNTER(C_RCU_LOOKUPS,    "rcu_lookups")
+DCRACE_COUNTER(C_NULL_INODE,     "null_inode_seen")
+DCRACE_COUNTER(C_FALSE_ENOENT,   "false_enoent")
+DCRACE_COUNTER(C_CAUGHT,         "caught")
+DCRACE_COUNTER(C_CAUGHT_LATE,    "caught_late")
+DCRACE_COUNTER(C_GENUINE_NEG,    "genuine_negative")
+DCRACE_COUNTER(C_PRUNED_NEG,     "pruned_negative")
+DCRACE_COUNTER(C_UNEXPECTED,     "unexpected")
+DCRACE_COUNTER(C_PRUNES,         "prunes")
+DCRACE_COUNTER(C_KILLS_DROPPED,  "kill_records_dropped")
+DCRACE_COUNTER(C_INJECTED,       "injected_delays")
+DCRACE_COUNTER(C_NOT_RCU,        "left_rcu_unjudged")
+DCRACE_COUNTER(C_PARENT_ECHILD,  "parent_changed_echild")
+DCRACE_COUNTER(C_SLOTS_FULL,     "task_slots_full")
+DCRACE_COUNTER(C_NEW_SITE,       "steps_unjudged_new_site")
+DCRACE_COUNTER(C_STEP_LOST,      "steps_return_missed")
+DCRACE_COUNTER(C_EVENTS_DROPPED, "events_dropped_busy")
+DCRACE_COUNTER(C_KILL_BUSY,      "kill_lookups_busy")
+#undef DCRACE_COUNTER
+#endif
+
+#ifdef DCRACE_KNOB
+/*          id             file/parameter min  max      default */
+DCRACE_KNOB(K_ENABLED,     "enabled",     0,  1,       1)
+DCRACE_KNOB(K_DELAY_US,    "delay_us",    0,  10000,   0)
+DCRACE_KNOB(K_PROBABILITY, "probability", 0,  100,     100)
+DCRACE_KNOB(K_INTERVAL,    "interval",    1,  INT_MAX, 1)
+DCRACE_KNOB(K_TIMES,       "times",       -1, INT_MAX, -1)
+DCRACE_KNOB(K_VERBOSE,     "verbose",     0,  1,       0)
+#undef DCRACE_KNOB
+#endif
