@@ -136,7 +136,11 @@ insmod $KO verbose=1 delay_us=20 comm=dcr-walk
 $WL --duration 4 >/dev/null; sleep 6
 echo \"DCRACE-T events_before \$(sed -n 's/^events: //p' $D/stats)\"
 echo 0 > $D/inject/times; echo 1 > $D/reset; echo 5 > $D/inject/times
-$WL --duration 0.2 --no-setup >/dev/null; sleep 3
+for i in \$(seq 1 25); do
+	$WL --duration 0.2 --no-setup >/dev/null
+	[ \"\$(sed -n 's/^events: //p' $D/stats)\" -gt 0 ] && break
+done
+sleep 3
 echo \"DCRACE-T events_after \$(sed -n 's/^events: //p' $D/stats)\"
 rmmod dcrace
 $WL --duration 60 > /tmp/wl.out & wl=\$!
