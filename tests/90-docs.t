@@ -19,7 +19,7 @@ for path in sys.argv[1:]:
     text = open(path).read()
     spans = re.findall(r"```[a-z]*\n(.*?)```", text, re.S) + re.findall(r"`([^`\n]+)`", text)
     for s in spans:
-        for m in re.finditer(r"host-scripts/([a-z][a-z-]*)", s):
+        for m in re.finditer(r"host-scripts/([a-z][a-z_-]*)(?![\w./])", s):
             scripts.add(m.group(1))
         for m in re.finditer(r"(?:^|[\s$(])make ([a-z][a-z-]*)", s, re.M):
             targets.add(m.group(1))
@@ -30,7 +30,7 @@ for t in sorted(targets):
 EOF
 mapfile -t scripts < <(sed -n 's/^script //p' "$tmp/cmds")
 mapfile -t targets < <(sed -n 's/^target //p' "$tmp/cmds")
-# lib.sh and dcrace_harness.py are sourced/imported, not run.
+# lib.sh and the dcrace_harness package are sourced/imported, not run.
 plan $((${#scripts[@]} * 2 + ${#targets[@]} + 6))
 diag "the docs name: scripts ${scripts[*]}; make targets ${targets[*]}"
 
