@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 74
+plan 75
 
 tmp_dir
 C=$HS/compare
@@ -180,7 +180,7 @@ mktr() {
 		[[ $lost == cut ]] || echo "DCRACE-TRACE-END"
 		[[ $lost == cut ]] || echo "DCRACE-TRACE-LOST $lost"
 		echo "DCRACE-STATS-BEGIN"
-		printf 'enabled: 1\nnull_inode_seen: %d\nfalse_enoent: %d\ncaught: 0\ncaught_late: 0\nevents: %d\nevents_lost: 0\n' $# $# $#
+		printf 'enabled: 1\nnull_inode_seen: %d\nfalse_enoent: %d\ncaught: 0\ncaught_late: 0\nevents: %d\nevents_lost: 0\n' $# $(($# + ${STATS_EXTRA:-0})) $#
 		echo "DCRACE-STATS-END"
 		echo "DCRACE-DMESG-BEGIN"
 		echo "DCRACE-DMESG-END"
@@ -267,6 +267,10 @@ mktr "$tmp/t-cut" 1 "[$(pe $F 101 $((B + 500)))]" cut 101:f7:$B
 judge t-cut "$tmp/t-cut"
 ok "$([[ $(rcof t-cut) -eq $EX_HARNESS_INFRA ]] && grep -q 'trace events cut off' "$tmp/t-cut.err"; echo $?)" \
 	"a trace section without its end: infrastructure error (got $(rcof t-cut))"
+STATS_EXTRA=1 mktr "$tmp/t-stats" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B
+judge t-stats "$tmp/t-stats"
+ok "$([[ $(rcof t-stats) -eq $EX_HARNESS_INFRA ]] && grep -q 'another number of false_enoent events than the module' "$tmp/t-stats.out"; echo $?)" \
+	"a trace with fewer events than the module's false_enoent count: infrastructure error (got $(rcof t-stats))"
 # Today's module has no trace event: counts only, said so.
 ok "$(grep -qE '^module events matched to user failures +no trace +no trace$' "$tmp/ok.out" &&
 	grep -q '^note: no dcrace:dcrace_race trace events on: unfixed, fixed .*compared by counts only' "$tmp/ok.out"; echo $?)" \

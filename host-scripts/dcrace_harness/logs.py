@@ -241,7 +241,8 @@ def parse_log(path, want_module=True, window_ns=MATCH_WINDOW_NS):
             out["trace"] = {"events": len(events), "lost": lost,
                             "paths_listed": len(failures),
                             "paths_dropped": max(0, res["false_enoent"] - len(failures)),
-                            "matched": len(m), "user_only": u, "module_only": mo}
+                            "matched": len(m), "user_only": u, "module_only": mo,
+                            "stats_differ": len(events) != st["false_enoent"]}
     dm = _section(text, "DMESG") or ""
     out["splats"] = [l for l in dm.splitlines() if defs.is_splat(l)]
     return out
@@ -267,7 +268,8 @@ def summarize(runs):
          # per-event matching: runs with trace events; the others fall
          # back to comparing the counts
          "runs_traced": 0, "matched": 0, "user_only": 0, "module_only": 0,
-         "trace_lost": 0, "paths_dropped": 0, "agree_counts": True}
+         "trace_lost": 0, "paths_dropped": 0, "agree_counts": True,
+         "trace_vs_stats": 0}
     for r in runs:
         res = r["result"]
         s["syscalls"] += res["syscalls"]
@@ -297,6 +299,7 @@ def summarize(runs):
                 s["module_only"] += len(tr["module_only"])
                 s["trace_lost"] += tr["lost"]
                 s["paths_dropped"] += tr["paths_dropped"]
+                s["trace_vs_stats"] += int(tr.get("stats_differ", False))
                 if tr["user_only"] or tr["module_only"]:
                     s["agree"] = False
             elif st["false_enoent"] != res["false_enoent"]:
@@ -331,6 +334,9 @@ def problems(s):
     if s["paths_dropped"]:
         out.append((defs.EX_HARNESS_INFRA, "%d false ENOENT missing from the workload's paths "
                     "list: the per-event match is incomplete" % s["paths_dropped"]))
+    if s.get("trace_vs_stats"):
+        out.append((defs.EX_HARNESS_INFRA, "%d run(s) whose trace holds another number of "
+                    "false_enoent events than the module's stats count" % s["trace_vs_stats"]))
     if s.get("user_only") or s.get("module_only"):
         out.append((defs.EX_DETECTOR, "%d user-only (module missed), %d module-only "
                     "(no user failure) false ENOENT" % (s["user_only"], s["module_only"])))
