@@ -4,7 +4,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 32
+plan 33
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -61,6 +61,8 @@ doc=$(sed -n '/^## Exit codes/,/^## [^E]/p' "$ROOT/README.md" |
 def=$(grep -oE '^EX_[A-Z_]+=[0-9]+' "$HS/dcrace_harness/defs.sh" | sort)
 diag "README: $(echo "$doc" | tr '\n' ' ')"
 ok "$([[ -n $def && $doc == "$def" ]]; echo $?)" "README's exit-code table is defs.sh's ($(echo "$def" | tr '\n' ' '))"
+ok "$([[ $doc == *EX_DETECTOR=4* ]] && "$HS/compare" --help | grep -q '4 detector failure'; echo $?)" \
+	"a detector failure has its own code, 4, in README's table and compare --help"
 ok "$(cd "$HS" && python3 -c 'from dcrace_harness import defs; import sys; sys.exit(not (defs.EX_USAGE == int(sys.argv[1]) and defs.EX_BISECT_USAGE >= 128))' "$EX_USAGE"; echo $?)" \
 	"bash and Python read the same codes; check-kernel's usage code aborts git bisect (>= 128)"
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 8
+plan 10
 
 tmp_dir
 C=$HS/compare
@@ -17,6 +17,21 @@ ok "$([[ $(rcof real) -eq 0 ]]; echo $?)" "real compare, 5 s injected: exit 0 (g
 ok "$([[ $(jq -r '.kernels.unfixed.user_false_enoent' "$tmp/real.json") -gt 0 && $(jq -r '.kernels.fixed.user_false_enoent' "$tmp/real.json") == 0 ]]; echo $?)" \
 	"real compare: unfixed reproduces, fixed clean"
 ok "$([[ $(jq -r '.kernels.unfixed.agree' "$tmp/real.json") == true ]]; echo $?)" "real compare: module and user space agree on unfixed"
+# The default workload stats and opens (the workload echoes its mix).
+ok "$(grep -q '^dcrace compare: mode=stat mix=stat=50,open=50 ' "$tmp/real.out" &&
+	[[ $(jq -r '[.runs[][] | .result.mix] | unique | join(" ")' "$tmp/real.json") == "stat=50,open=50" ]]; echo $?)" \
+	"real compare: the default mix stat=50,open=50 reached the workload"
+# Per event: with a module that has the dcrace_race trace event, every
+# event matched both ways on both kernels; without, the counts fallback
+# is announced.
+if grep -rq 'TRACE_EVENT(dcrace_race' "$ROOT/module" "$ROOT/include" 2>/dev/null; then
+	ok "$([[ $(jq -r '[.kernels[] | select(.runs_traced == .runs and .user_only == 0 and .module_only == 0 and .matched == .user_false_enoent)] | length' "$tmp/real.json") == 2 &&
+		$(jq -r '.kernels.unfixed.matched' "$tmp/real.json") -gt 0 ]]; echo $?)" \
+		"real compare: trace events matched one to one on both kernels ($(jq -c '[.kernels[] | {matched, user_only, module_only}]' "$tmp/real.json"))"
+else
+	ok "$(grep -q '^note: no dcrace:dcrace_race trace events on: unfixed, fixed' "$tmp/real.out"; echo $?)" \
+		"real compare: a module without trace events is compared by counts, and the output says so"
+fi
 
 # cp mode (Hugh's reproduction: copies in 192M, the shrinker prunes), with
 # injection so that 20 s suffice: every ENOENT on a path the copier knows

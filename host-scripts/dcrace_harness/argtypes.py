@@ -58,3 +58,20 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         sys.stderr.write("%s: error: %s (see --help)\n" % (self.prog, message))
         sys.exit(self.usage_code)
+
+
+MIX_OPS = ("stat", "lstat", "open", "openat")
+
+
+def mix(s):
+    """dcrace-workload's --mix: OP=W[,OP=W...], OP one of MIX_OPS, W in
+    0..1000, not all 0."""
+    total = 0
+    for item in s.split(","):
+        op, eq, w = item.partition("=")
+        if not eq or op not in MIX_OPS:
+            raise argparse.ArgumentTypeError("not OP=W[,OP=W...] with OP %s: %r" % ("|".join(MIX_OPS), s))
+        total += int_range(0, 1000, "a weight")(w)
+    if not total:
+        raise argparse.ArgumentTypeError("every weight is 0: %r" % s)
+    return s

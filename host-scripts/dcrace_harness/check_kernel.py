@@ -3,9 +3,17 @@ TRIES times and answers with git bisect run's exit codes:
 
   0    good: no false ENOENT in any try
   1    bad: a false ENOENT (user-visible or seen by dcrace.ko) in some try
-  125  could not test: the guest hung, printed no result, or failed
+  125  could not test: the guest hung, printed no result, or failed; or
+       the detector failed (compare's 4) in a try where user space saw no
+       false ENOENT: a dcrace.ko event without a user-visible failure
+       proves nothing about the kernel
   128  bad command line (git bisect run aborts the bisection)
   130  interrupted (SIGINT or SIGTERM; git bisect run aborts too)
+
+A detector failure where user space did see a false ENOENT still says bad
+(1): the user-visible failure is the ground truth; the unmatched events
+are printed. (Without dcrace.ko's trace event only the counts are
+compared.)
 
 For the project's own kernels (%(ours)s) dcrace.ko is loaded and the race
 window widened (--inject 20 by default); for any other bzImage the run is
@@ -24,7 +32,7 @@ from . import argtypes as A
 from . import defs
 from .logs import InfraError, problems, summarize
 from .runner import Interrupted, catch_signals, results_dir, run_once, shown
-from .spec import RunSpec
+from .spec import DEFAULT_MIX, RunSpec, default_mix
 
 GOOD, BAD, UNTESTABLE = defs.EX_OK, defs.EX_FAIL, defs.EX_INFRA
 
@@ -44,6 +52,9 @@ def build_parser():
     p.add_argument("--natural", action="store_true", help="no module, no injection")
     p.add_argument("--ko", help="dcrace.ko built for this kernel")
     p.add_argument("--mode", choices=["stat", "open", "cp"], default="stat")
+    p.add_argument("--mix", type=A.mix, metavar="OP=W,...",
+                   help="the walkers' calls (dcrace-workload --mix; default %s in stat mode, "
+                   "open=100 in open mode; not for cp)" % DEFAULT_MIX)
     p.add_argument("--threads", type=A.positive_int, default=2)
     p.add_argument("--seed", type=A.positive_int, default=1)
     p.add_argument("--smp", type=A.positive_int, default=2)
@@ -67,8 +78,11 @@ def parse_args(argv):
     inject = args.inject_us if args.inject_us is not None else (20 if module else 0)
     if inject and not module:
         p.error("--inject needs dcrace.ko: give --ko for a kernel that is not ours")
+    if args.mix and args.mode == "cp":
+        p.error("--mix is for --mode stat or open")
     duration = args.duration or (10.0 if inject else 60.0)
     spec = RunSpec(duration=duration, seed=args.seed, threads=args.threads, mode=args.mode,
+                   mix=args.mix or default_mix(args.mode),
                    inject_us=inject, smp=args.smp, mem=args.mem, accel=args.accel,
                    module=module, ko=os.path.abspath(args.ko) if args.ko else None)
     return args, spec
@@ -96,6 +110,12 @@ def main(argv):
             # nothing; a healthy-looking one that is not bad must be
             # healthy to count as good.
             probs = problems(summarize([r]))
+            # a detector failure with no user-visible false ENOENT: only
+            # the module's word, which is what failed
+            if any(c == defs.EX_DETECTOR for c, _ in probs) and not n:
+                print("check-kernel: could not test: try %d: detector failure: %s (log %s)" % (
+                    i + 1, "; ".join(why for c, why in probs if c == defs.EX_DETECTOR), log))
+                return UNTESTABLE
             if probs and (not (n or m) or any(c == defs.EX_HARNESS_INFRA for c, _ in probs)):
                 print("check-kernel: could not test: try %d: %s (log %s)" % (
                     i + 1, "; ".join(why for _, why in probs), log))
@@ -104,6 +124,12 @@ def main(argv):
                 i + 1, r["result"]["syscalls"], n,
                 ", dcrace.ko: %d false_enoent, %d caught" % (m, r["stats"]["caught"])
                 if spec.module else ""))
+            tr = r.get("trace")
+            if tr is not None:
+                print("try %d: dcrace.ko trace events: %d matched, %d user-only, %d module-only%s" % (
+                    i + 1, tr["matched"], len(tr["user_only"]), len(tr["module_only"]),
+                    " (detector failure; the user-visible false ENOENT decides)"
+                    if tr["user_only"] or tr["module_only"] else ""))
             if n or m:
                 bad = True
                 break

@@ -2,13 +2,25 @@
 the same workload (same seed, threads, duration, injection), and print one
 table side by side with a verdict.
 
+Kernels expected to have the race (unfixed and the bug variants
+mount-refetch, open-last) must reproduce it; kernels expected clean (fixed,
+debian) must show no false ENOENT. Each kernel gets a column and a verdict.
+
+Module events (dcrace.ko's dcrace:dcrace_race trace events, false_enoent)
+are matched one to one to the workload's user-visible false ENOENTs (same
+pid/tid, the event's component in the path, the failure at most
+--match-window-ms after the event). A module without the trace event is
+compared by counts only (said in a note).
+
 Exit status: 0 the fix holds (unfixed reproduces, fixed is clean), 1 the fix
 does not hold (a false ENOENT on the fixed kernel or another kernel expected
 clean), 2 inconclusive (unfixed did not reproduce, no unfixed/fixed pair, or
-an unhealthy run: other errors, too few syscalls, module and user space
-disagree), 3 infrastructure error (a guest hung, printed no result, its log
-could not be parsed, a kernel splat, or a path really gone), 64 usage error,
-130 interrupted (README.md, "Exit codes").
+an unhealthy run: other errors, too few syscalls, module and user-space
+counts differ without trace events), 3 infrastructure error (a guest hung,
+printed no result, its log could not be parsed, a kernel splat, a path
+really gone, trace events lost, a truncated paths list), 4 detector failure
+(a module event or a user-visible false ENOENT without its match), 64 usage
+error, 130 interrupted (README.md, "Exit codes").
 """
 
 import json
@@ -20,9 +32,9 @@ import tempfile
 
 from . import argtypes as A
 from . import defs
-from .logs import InfraError, parse_log, summarize, kernel_bad, verdict
+from .logs import InfraError, MATCH_WINDOW_NS, parse_log, summarize, kernel_bad, verdict
 from .runner import Interrupted, catch_signals, results_dir, run_once, shown
-from .spec import RunSpec, default_mem
+from .spec import DEFAULT_MIX, RunSpec, default_mem, default_mix, mix_shown
 
 
 def build_parser():
@@ -33,6 +45,10 @@ def build_parser():
     p.add_argument("--threads", type=A.positive_int, default=2, help="walker threads (default 2)")
     p.add_argument("--mode", choices=["stat", "open", "cp"], default="stat",
                    help="workload mode (default stat)")
+    p.add_argument("--mix", type=A.mix, metavar="OP=W,...",
+                   help="the walkers' calls, passed to dcrace-workload --mix: OP stat, lstat, open, "
+                   "openat with weights 0..1000 (default %s in stat mode, open=100 in open mode; "
+                   "not for cp)" % DEFAULT_MIX)
     p.add_argument("--pruner", choices=["drop_caches", "pressure"],
                    help="pruner (default: drop_caches; pressure for cp)")
     g = p.add_mutually_exclusive_group()
@@ -48,6 +64,9 @@ def build_parser():
     p.add_argument("--kernels", default="unfixed,fixed",
                    help="comma-separated kernels: %s (debian: Debian's stock kernel) or bzImage paths "
                    "(default unfixed,fixed)" % ", ".join(defs.kernel_names()))
+    p.add_argument("--match-window-ms", type=A.positive_int, default=MATCH_WINDOW_NS // 10**6,
+                   metavar="MS", help="a user failure matches a module event at most MS after it "
+                   "(default %d)" % (MATCH_WINDOW_NS // 10**6))
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     p.add_argument("--plot", metavar="FILE.png",
                    help="also draw a per-second timeline of each kernel into FILE.png (gnuplot)")
@@ -63,6 +82,26 @@ def fmt_first(v):
     return "-" if v is None else "%.2f s" % v
 
 
+def traced(s, key):
+    """A per-event count, "-" without trace events ("counts only")."""
+    if not s["has_module"]:
+        return "-"
+    if s["runs_traced"] < s["runs"]:
+        return "no trace" if not s["runs_traced"] else "%d (%d/%d runs)" % (
+            s[key], s["runs_traced"], s["runs"])
+    return str(s[key])
+
+
+def expected(name, s):
+    """Does a known kernel's verdict match its table entry?"""
+    k = defs.KERNELS.get(name)
+    if k is None:
+        return "-"
+    if k.expect_race:
+        return "race: " + ("yes" if kernel_bad(s) else "NOT REPRODUCED")
+    return "clean: " + ("NO" if kernel_bad(s) else "yes")
+
+
 def table(names, sums):
     rows = [
         ("runs", lambda s: str(s["runs"])),
@@ -75,11 +114,16 @@ def table(names, sums):
         ("  false_enoent", lambda s: str(s["module_false_enoent"]) if s["has_module"] else "-"),
         ("  caught (-ECHILD at the NULL test)", lambda s: str(s["module_caught"]) if s["has_module"] else "-"),
         ("  caught_late (pruned after that test)", lambda s: str(s["module_caught_late"]) if s["has_module"] else "-"),
+        ("module events matched to user failures", lambda s: traced(s, "matched")),
+        ("  user-only (module missed)", lambda s: traced(s, "user_only")),
+        ("  module-only (no user failure)", lambda s: traced(s, "module_only")),
         ("module and user space agree", lambda s: ("yes" if s["agree"] else "NO") if s["has_module"] else "-"),
         ("time to first false ENOENT", lambda s: fmt_first(s["first_s"])),
         ("kernel splats (BUG/WARNING)", lambda s: str(s["splats"])),
         ("verdict", lambda s: "AFFECTED (false ENOENT)" if kernel_bad(s) else "clean"),
     ]
+    if any(n in defs.KERNELS for n in names):
+        rows.append(("expected", lambda s: s["expect"]))
     w0 = max(len(r[0]) for r in rows)
     cols = [max([len(n)] + [len(f(sums[n])) for _, f in rows]) for n in names]
     out = ["%-*s  %s" % (w0, "", "  ".join("%*s" % (c, n) for c, n in zip(cols, names)))]
@@ -159,8 +203,11 @@ def parse_args(argv):
     for item in args.from_logs or []:
         if "=" not in item:
             parser.error("--from-logs wants KERNEL=LOG, got %r" % item)
+    if args.mix and args.mode == "cp":
+        parser.error("--mix is for --mode stat or open")
     spec = RunSpec(duration=args.duration, seed=args.seed, threads=args.threads,
-                   mode=args.mode, pruner=args.pruner, inject_us=args.inject_us,
+                   mode=args.mode, mix=args.mix or default_mix(args.mode),
+                   pruner=args.pruner, inject_us=args.inject_us,
                    probability=args.probability, smp=args.smp, mem=args.mem,
                    timeout=args.timeout, accel=args.accel)
     return args, spec
@@ -176,7 +223,7 @@ def gather(args, spec):
             if k not in runs:
                 names.append(k)
                 runs[k] = []
-            runs[k].append(parse_log(log))
+            runs[k].append(parse_log(log, window_ns=args.match_window_ms * 10**6))
         return names, runs, None
     names = args.names
     runs = {n: [] for n in names}
@@ -186,23 +233,32 @@ def gather(args, spec):
         for n in names:
             label = "%s run %d/%d" % (os.path.basename(n), i + 1, args.runs)
             log = os.path.join(outdir, "%s-run%d.log" % (os.path.basename(n), i + 1))
-            runs[n].append(run_once(spec, n, log, label))
+            runs[n].append(run_once(spec, n, log, label, window_ns=args.match_window_ms * 10**6))
     return names, runs, outdir
 
 
 def report(args, spec, names, runs, outdir):
     sums = {n: summarize(runs[n]) for n in names}
     code, line = verdict(names, sums)
+    shown_sums = {n: dict(sums[n], expect=expected(n, sums[n])) for n in names}
     if not args.from_logs:
-        print("dcrace compare: mode=%s pruner=%s duration=%gs seed=%d threads=%d %s, runs=%d" % (
-            spec.mode, spec.pruner or ("pressure" if spec.mode == "cp" else "drop_caches"),
+        print("dcrace compare: mode=%s mix=%s pruner=%s duration=%gs seed=%d threads=%d %s, runs=%d" % (
+            spec.mode, mix_shown(spec.mode, spec.mix),
+            spec.pruner or ("pressure" if spec.mode == "cp" else "drop_caches"),
             spec.duration, spec.seed, spec.threads,
             "natural (no injection)" if not spec.inject_us else
             "injection %d us p=%d%%" % (spec.inject_us, spec.probability), args.runs))
-    print(table(names, sums))
-    disagree = [n for n in names if sums[n]["has_module"] and not sums[n]["agree"]]
+    print(table(names, shown_sums))
+    untraced = [n for n in names if sums[n]["has_module"] and sums[n]["runs_traced"] < sums[n]["runs"]]
+    if untraced:
+        print("note: no dcrace:dcrace_race trace events on: %s (a module without them): module and "
+              "user space compared by counts only, not per event" % ", ".join(untraced))
+    disagree = [n for n in names if sums[n]["has_module"] and not sums[n]["agree_counts"]]
     if disagree:
         print("note: module and user-space counts differ on: %s" % ", ".join(disagree))
+    unmatched = [n for n in names if sums[n]["user_only"] or sums[n]["module_only"]]
+    if unmatched:
+        print("note: unmatched events on: %s (the first of each in the --json output)" % ", ".join(unmatched))
     print("verdict: %s" % line)
     if outdir:
         print("logs: %s" % shown(outdir))
@@ -212,17 +268,32 @@ def report(args, spec, names, runs, outdir):
     if args.json:
         settings = {k: getattr(spec, k) for k in
                     ("duration", "seed", "threads", "mode", "pruner", "inject_us",
-                     "probability", "smp", "mem")}
+                     "probability", "smp", "mem", "mix")}
+        settings["match_window_ms"] = args.match_window_ms
         settings["runs"] = args.runs
         doc = {"verdict": line, "exit": code, "kernels": sums,
                "runs": {n: [{"log": r["log"], "result": r["result"],
                              "stats": r.get("stats"), "probes": r.get("probes"),
-                             "module_per_second": r.get("module_per_second")}
+                             "module_per_second": r.get("module_per_second"),
+                             "trace": trace_json(r.get("trace"))}
                             for r in runs[n]] for n in names},
                "settings": settings}
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=1)
     return code
+
+
+def trace_json(tr, keep=20):
+    """A run's per-event match for --json: counts, and the first KEEP
+    unmatched events of each side."""
+    if tr is None:
+        return None
+    out = {k: tr[k] for k in ("events", "lost", "paths_listed", "paths_dropped", "matched")}
+    out["user_only"] = len(tr["user_only"])
+    out["module_only"] = len(tr["module_only"])
+    out["user_only_first"] = tr["user_only"][:keep]
+    out["module_only_first"] = tr["module_only"][:keep]
+    return out
 
 
 def main(argv):

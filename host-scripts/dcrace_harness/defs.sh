@@ -9,6 +9,7 @@ EX_OK=0            # success: the fix holds (compare), good (check-kernel), done
 EX_FAIL=1          # the answer is no: the fix does not hold (compare), a bad kernel (check-kernel), a failed soak; a build or setup step failed (bash scripts)
 EX_INCONCLUSIVE=2  # compare: no verdict (no unfixed/fixed pair, unfixed did not reproduce, an unhealthy run)
 EX_HARNESS_INFRA=3 # compare, bench: infrastructure error (no trustworthy data)
+EX_DETECTOR=4      # compare: the detector failed: a dcrace.ko trace event or a user-visible false ENOENT without its match (check-kernel maps it to 125 or 1)
 EX_USAGE=64        # a bad command line (every script but check-kernel)
 EX_TIMEOUT=124     # run-guest, soak: the guest hung and was killed at --timeout
 EX_INFRA=125       # run-guest, soak: infrastructure error; check-kernel: could not test (git bisect run skips the commit)

@@ -5,10 +5,16 @@ A run's serial log holds, between markers printed by the guest command:
   DCRACE-STATS-BEGIN ... -END        dcrace.ko's debugfs "stats"
   DCRACE-PROBES-BEGIN ... -END       dcrace.ko's debugfs "probes"
   DCRACE-EVENTS-BEGIN ... -END       dcrace.ko's debugfs "events"
+  DCRACE-TRACE-BEGIN ... -END        dcrace.ko's dcrace:dcrace_race trace
+                                     events with verdict=false_enoent
+  DCRACE-TRACE-LOST N                trace events the ring buffer lost
+  DCRACE-TRACE-NONE reason           the module has no trace event: module
+                                     and user space are compared by counts
   DCRACE-EXIT N                      the guest command's exit status
 Missing or unparsable pieces are infrastructure errors, never "no race".
 """
 
+import bisect
 import json
 import re
 
@@ -63,6 +69,116 @@ def parse_probes(block):
     return probes
 
 
+# A module event and a user failure match when the failure came at most
+# this long after the event (compare --match-window-ms).
+MATCH_WINDOW_NS = 100 * 1000 * 1000
+# The module copies a dentry's name into a buffer of this many characters
+# at least: a component this long may be a truncated name.
+NAME_TRUNCATED_AT = 31
+
+
+def parse_trace_line(line):
+    """The fields of one dcrace_race trace line (TP_printk's key=value
+    list after "dcrace_race: "), or None."""
+    m = re.search(r"dcrace_race: (.*)$", line)
+    if not m:
+        return None
+    kv = dict(re.findall(r"(?:^| )([a-z_]+)=(\S*)", m.group(1)))
+    try:
+        return {"verdict": kv["verdict"], "pid": int(kv["pid"]), "comm": kv.get("comm", ""),
+                "lookup": kv.get("lookup", ""), "component": kv["component"],
+                "seq": kv.get("seq", ""), "result": int(kv.get("result", "0")),
+                "killer": kv.get("killer", ""), "ns": int(kv["ns"])}
+    except (KeyError, ValueError):
+        return None
+
+
+def parse_trace(text, path):
+    """(events, lost) from a log's trace section: the module's false_enoent
+    events and the count of events the trace buffer lost; None when the
+    module has no trace event (or the log predates it). A started but
+    broken section is an infrastructure error."""
+    has_begin = re.search(r"^DCRACE-TRACE-BEGIN$", text, re.M) is not None
+    if not has_begin:
+        return None
+    block = _section(text, "TRACE")
+    if block is None:
+        raise InfraError("trace events cut off (no DCRACE-TRACE-END) in %s" % path)
+    lost = re.findall(r"^DCRACE-TRACE-LOST (\d+)$", text, re.M)
+    if not lost:
+        raise InfraError("no count of lost trace events in %s" % path)
+    events = []
+    for line in block.splitlines():
+        if "dcrace_race:" not in line:
+            continue        # console noise between the markers
+        ev = parse_trace_line(line)
+        if ev is None:
+            raise InfraError("unparsable trace event %r in %s" % (line[:120], path))
+        if ev["verdict"] == "false_enoent":
+            events.append(ev)
+    return events, int(lost[-1])
+
+
+def component_matches(comp, name):
+    """Is the module's COMP the path component NAME? The module writes '?'
+    for a non-printable or space, and may truncate a long name."""
+    if len(comp) > len(name) or (len(comp) < len(name) and len(comp) < NAME_TRUNCATED_AT):
+        return False
+    return all(a == b or a == "?" for a, b in zip(comp, name))
+
+
+def match_events(events, failures, window_ns=MATCH_WINDOW_NS):
+    """Match module false_enoent EVENTS to the workload's user-visible
+    FAILURES ("paths" entries) one to one: same pid/tid, the event's
+    component is one of the path's components, and the failure came
+    0..window_ns after the event. Greedy in time order: each failure, in
+    order of its time, takes the latest unmatched event that fits (a
+    thread's syscalls are sequential: its own event is the last one
+    before it returned). Returns (matched, user_only, module_only), lists
+    of (event, failure), failures and events."""
+    by_pid = {}
+    for e in sorted(events, key=lambda e: e["ns"]):
+        by_pid.setdefault(e["pid"], []).append(e)
+    times = {pid: [e["ns"] for e in evs] for pid, evs in by_pid.items()}
+    used = set()
+    matched, user_only = [], []
+    for f in sorted(failures, key=lambda f: f["ns"]):
+        comps = [c for c in f["path"].split("/") if c]
+        evs = by_pid.get(f["tid"], [])
+        best = None
+        # from the last event at or before the failure, back in time
+        for i in range(bisect.bisect_right(times.get(f["tid"], []), f["ns"]) - 1, -1, -1):
+            e = evs[i]
+            if f["ns"] - e["ns"] > window_ns:
+                break
+            if id(e) not in used and any(component_matches(e["component"], c) for c in comps):
+                best = e
+                break
+        if best is None:
+            user_only.append(f)
+        else:
+            used.add(id(best))
+            matched.append((best, f))
+    module_only = [e for e in sorted(events, key=lambda e: e["ns"]) if id(e) not in used]
+    return matched, user_only, module_only
+
+
+def user_failures(res, path):
+    """The workload's "paths" entries (every user-visible false ENOENT);
+    a list shorter than the count (capped, dropped) is an infrastructure
+    error when events are to be matched."""
+    paths = res.get("paths")
+    if not isinstance(paths, list):
+        raise InfraError("the workload lists no false-ENOENT paths in %s" % path)
+    out = []
+    for p in paths:
+        if not (isinstance(p, dict) and isinstance(p.get("path"), str)
+                and isinstance(p.get("tid"), int) and isinstance(p.get("ns"), int)):
+            raise InfraError("a workload paths entry lacks path/tid/ns in %s" % path)
+        out.append(p)
+    return out
+
+
 REQUIRED_RESULT_KEYS = ("mode", "syscalls", "false_enoent", "per_second",
                         "first_false_enoent_s", "elapsed_s")
 # Counts the workload may print; absent ones are 0.
@@ -77,7 +193,7 @@ def read_text(path):
         return ""
 
 
-def parse_log(path, want_module=True):
+def parse_log(path, want_module=True, window_ns=MATCH_WINDOW_NS):
     """Parse one run's serial log into a dict; raise InfraError."""
     try:
         with open(path, errors="replace") as f:
@@ -117,6 +233,16 @@ def parse_log(path, want_module=True):
         pb = _section(text, "PROBES")
         out["probes"] = parse_probes(pb) if pb else []
         out["events"] = _section(text, "EVENTS") or ""
+        tr = parse_trace(text, path)
+        if tr is not None:
+            events, lost = tr
+            failures = user_failures(res, path)
+            m, u, mo = match_events(events, failures, window_ns)
+            out["trace"] = {"events": len(events), "lost": lost,
+                            "paths_listed": len(failures),
+                            "paths_dropped": max(0, res["false_enoent"] - len(failures)),
+                            "matched": len(m), "user_only": u, "module_only": mo,
+                            "stats_differ": len(events) != st["false_enoent"]}
     dm = _section(text, "DMESG") or ""
     out["splats"] = [l for l in dm.splitlines() if defs.is_splat(l)]
     return out
@@ -138,7 +264,12 @@ def summarize(runs):
          "module_races": 0, "other_errors": 0, "prunes": 0, "gone": 0,
          "runs_few_syscalls": 0,
          "agree": True, "first_s": None, "runs_reproduced": 0,
-         "splats": 0, "has_module": all("stats" in r for r in runs)}
+         "splats": 0, "has_module": all("stats" in r for r in runs),
+         # per-event matching: runs with trace events; the others fall
+         # back to comparing the counts
+         "runs_traced": 0, "matched": 0, "user_only": 0, "module_only": 0,
+         "trace_lost": 0, "paths_dropped": 0, "agree_counts": True,
+         "trace_vs_stats": 0}
     for r in runs:
         res = r["result"]
         s["syscalls"] += res["syscalls"]
@@ -160,8 +291,20 @@ def summarize(runs):
             s["module_caught_late"] += st.get("caught_late", 0)
             s["module_races"] += (st["false_enoent"] + st["caught"] + st.get("caught_late", 0)
                                   + st.get("unexpected", 0))
-            if st["false_enoent"] != res["false_enoent"]:
+            tr = r.get("trace")
+            if tr is not None:
+                s["runs_traced"] += 1
+                s["matched"] += tr["matched"]
+                s["user_only"] += len(tr["user_only"])
+                s["module_only"] += len(tr["module_only"])
+                s["trace_lost"] += tr["lost"]
+                s["paths_dropped"] += tr["paths_dropped"]
+                s["trace_vs_stats"] += int(tr.get("stats_differ", False))
+                if tr["user_only"] or tr["module_only"]:
+                    s["agree"] = False
+            elif st["false_enoent"] != res["false_enoent"]:
                 s["agree"] = False
+                s["agree_counts"] = False
     return s
 
 
@@ -185,20 +328,36 @@ def problems(s):
         out.append((defs.EX_INCONCLUSIVE, "%d other error(s) in the workload" % s["other_errors"]))
     if s["runs_few_syscalls"]:
         out.append((defs.EX_INCONCLUSIVE, "%d run(s) with too few syscalls" % s["runs_few_syscalls"]))
-    if s["has_module"] and not s["agree"]:
+    if s["trace_lost"]:
+        out.append((defs.EX_HARNESS_INFRA, "%d trace event(s) lost: the per-event match is "
+                    "incomplete" % s["trace_lost"]))
+    if s["paths_dropped"]:
+        out.append((defs.EX_HARNESS_INFRA, "%d false ENOENT missing from the workload's paths "
+                    "list: the per-event match is incomplete" % s["paths_dropped"]))
+    if s.get("trace_vs_stats"):
+        out.append((defs.EX_HARNESS_INFRA, "%d run(s) whose trace holds another number of "
+                    "false_enoent events than the module's stats count" % s["trace_vs_stats"]))
+    if s.get("user_only") or s.get("module_only"):
+        out.append((defs.EX_DETECTOR, "%d user-only (module missed), %d module-only "
+                    "(no user failure) false ENOENT" % (s["user_only"], s["module_only"])))
+    if s["has_module"] and not s.get("agree_counts", s["agree"]):
         out.append((defs.EX_INCONCLUSIVE, "module and user-space counts differ"))
     return out
 
 
 def verdict(names, sums):
     """(exit code, one-line verdict) for the summaries of the named kernels.
-    Unhealthy runs first (3, then 2); then any kernel expected clean with a
+    Unhealthy runs first (3), then a detector failure (4: a module event
+    and a user failure not matched one to one), then 2; then any kernel expected clean with a
     false ENOENT (1); then a verdict needs an unfixed (race expected) and a
     fixed (clean expected) kernel, and every unfixed one must reproduce."""
     probs = [(c, "%s: %s" % (n, why)) for n in names for c, why in problems(sums[n])]
     infra = [why for c, why in probs if c == defs.EX_HARNESS_INFRA]
     if infra:
         return defs.EX_HARNESS_INFRA, "INFRASTRUCTURE ERROR: " + "; ".join(infra)
+    det = [why for c, why in probs if c == defs.EX_DETECTOR]
+    if det:
+        return defs.EX_DETECTOR, "DETECTOR FAILURE: " + "; ".join(det)
     if probs:
         return defs.EX_INCONCLUSIVE, "INCONCLUSIVE: " + "; ".join(why for _, why in probs)
     known = [n for n in names if n in defs.KERNELS]

@@ -4,11 +4,34 @@ CPUs, whether dcrace.ko is loaded and how the race window is widened."""
 import shlex
 
 DEBUGFS = "/sys/kernel/debug/dcrace"
+TRACEFS = "/sys/kernel/tracing"
+# dcrace.ko's per-race trace event (docs/design.md, "Per-event ground truth").
+TRACE_EVENT = "dcrace/dcrace_race"
+TRACE_BUFFER_KB = 8192
 
 
 def default_mem(mode):
     """Guest memory: cp copies run short of it, as in Hugh's reproduction."""
     return "192M" if mode == "cp" else "512M"
+
+
+# compare's and check-kernel's walkers in stat mode: stats and opens of
+# existing files (the RCU lookups of both walk_component() and
+# open_last_lookups()).
+DEFAULT_MIX = "stat=50,open=50"
+
+
+def default_mix(mode):
+    """compare's and check-kernel's --mix default for MODE (None: the
+    workload's own, open=100 in open mode; cp has no mix)."""
+    return DEFAULT_MIX if mode == "stat" else None
+
+
+def mix_shown(mode, mix):
+    """The walkers' calls as the settings line shows them."""
+    if mode == "cp":
+        return "copies"
+    return mix or ("open=100" if mode == "open" else "stat=100")
 
 
 def default_duration(mode):
@@ -20,7 +43,7 @@ class RunSpec:
 
     def __init__(self, duration=None, seed=1, threads=2, mode="stat", pruner=None,
                  inject_us=0, probability=100, smp=2, mem=None, timeout=None,
-                 accel="tcg", stop_first=False, module=True, ko=None):
+                 accel="tcg", stop_first=False, module=True, ko=None, mix=None):
         self.mode = mode
         self.duration = duration if duration is not None else default_duration(mode)
         self.seed = seed
@@ -35,6 +58,9 @@ class RunSpec:
         self.stop_first = stop_first
         self.module = module
         self.ko = ko
+        # the walkers' calls (dcrace-workload --mix); None: the workload's
+        # default for the mode (stat=100, open=100), not for cp
+        self.mix = mix
 
     def workload_cmd(self):
         w = ["dcrace-workload", "--quiet", "--duration", str(self.duration),
@@ -42,6 +68,8 @@ class RunSpec:
              "--mode", self.mode]
         if self.pruner:
             w += ["--pruner", self.pruner]
+        if self.mix and self.mode != "cp":
+            w += ["--mix", self.mix]
         if self.stop_first:
             w.append("--stop-at-first")
         return " ".join(shlex.quote(x) for x in w)
@@ -61,6 +89,7 @@ class RunSpec:
             # The tree first, so that the ticks below start with the timed run.
             parts += [self.workload_cmd() + " --setup-only >/dev/null || exit 1"]
             parts += ["echo 1 > %s/reset" % d]
+            parts += self.trace_start()
             # Once a second: the module's running counts, for per-second
             # timelines (compare --plot). Stopped before the final stats.
             parts += ["tick() { echo \"DCRACE-TICK $(cut -d' ' -f1 /proc/uptime)"
@@ -69,8 +98,43 @@ class RunSpec:
         parts.append(self.workload_cmd() + (" --no-setup" if self.module else "") + "; wrc=$?")
         if self.module:
             parts += ["kill $tickpid; wait $tickpid 2>/dev/null", "tick"]
+            parts += self.trace_dump()
             parts += ["echo DCRACE-STATS-BEGIN; cat %s/stats; echo DCRACE-STATS-END" % d,
                       "echo DCRACE-PROBES-BEGIN; cat %s/probes; echo DCRACE-PROBES-END" % d,
                       "echo DCRACE-EVENTS-BEGIN; head -n 200 %s/events; echo DCRACE-EVENTS-END" % d]
         parts.append("exit $wrc")
         return "\n".join(parts)
+
+    def trace_start(self):
+        """Enable dcrace.ko's per-race trace event, when the module has it:
+        a fresh buffer, large enough for a run's events. A module without
+        the event prints DCRACE-TRACE-NONE (the harness then compares
+        counts only)."""
+        t = TRACEFS
+        return [
+            "[ -e %s/trace ] || mount -t tracefs nodev %s 2>/dev/null" % (t, t),
+            "if [ -e %s/events/%s/enable ]; then trace=1" % (t, TRACE_EVENT),
+            " echo 0 > %s/tracing_on; echo > %s/trace" % (t, t),
+            " echo %d > %s/buffer_size_kb || { echo 'DCRACE-SETUP-ERROR tracefs buffer_size_kb'; exit 1; }"
+            % (TRACE_BUFFER_KB, t),
+            " echo 1 > %s/events/%s/enable || { echo 'DCRACE-SETUP-ERROR enabling the trace event'; exit 1; }"
+            % (t, TRACE_EVENT),
+            " echo 1 > %s/tracing_on" % t,
+            "else trace=0; fi",
+        ]
+
+    def trace_dump(self):
+        """After the run: tracing off, the false_enoent events between
+        markers, and the events the ring buffer lost (overrun and dropped,
+        summed over the CPUs)."""
+        t = TRACEFS
+        return [
+            "if [ $trace = 1 ]; then echo 0 > %s/tracing_on" % t,
+            " echo DCRACE-TRACE-BEGIN; grep 'dcrace_race: .*verdict=false_enoent' %s/trace;"
+            " echo DCRACE-TRACE-END" % t,
+            " lost=0; for f in %s/per_cpu/cpu*/stats; do"
+            " for n in $(sed -nE 's/^(overrun|dropped events): *//p' \"$f\"); do"
+            " lost=$((lost + n)); done; done" % t,
+            " echo \"DCRACE-TRACE-LOST $lost\"",
+            "else echo 'DCRACE-TRACE-NONE dcrace.ko has no %s trace event'; fi" % TRACE_EVENT,
+        ]

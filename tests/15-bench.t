@@ -1,0 +1,88 @@
+#!/bin/bash
+# bench's probe-overhead measurement, host side (no boot): the guest
+# script it generates, run with stand-ins for dcrace-workload, insmod and
+# rmmod, interleaves every module row between two baseline rows of the
+# same workload and arms each probe of the module's table on its own; the
+# ratios are computed against those neighbours; the report shows min /
+# median / max for both workloads.
+set -euo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+plan 8
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/bin"
+# stand-ins: the workload prints a result line, insmod logs its arguments
+cat >"$tmp/bin/dcrace-workload" <<'EOS'
+#!/bin/sh
+case "$*" in *--setup-only*) echo 'DCRACE-RESULT {}'; exit 0 ;; esac
+echo 'DCRACE-RESULT {"syscalls": 3000, "elapsed_s": 3.0}'
+EOS
+printf '#!/bin/sh\necho "INSMOD $*"\n' >"$tmp/bin/insmod"
+printf '#!/bin/sh\necho RMMOD\n' >"$tmp/bin/rmmod"
+printf '#!/bin/sh\n' >"$tmp/bin/sleep"
+chmod +x "$tmp/bin"/*
+# a module table: one probe off by default (extra), one missing
+cat >"$tmp/probes" <<'EOS'
+# name symbol kind state(armed|missing|off) hits
+walk_component walk_component from-rcu_lookup armed 0
+do_lookup lookup_fast kprobe off 0
+rcu_lookup __d_lookup_rcu kprobe armed 0
+gone gone kprobe missing 0
+dentry_kill __dentry_kill kprobe armed 0
+walk_return walk_component+0x5 kprobe armed -
+EOS
+
+py() { (cd "$HS" && python3 -c "$@"); }
+py "from dcrace_harness import bench
+print(bench.overhead_script(3, 3, 2, 2).replace(bench.DEBUGFS, '$tmp'))" >"$tmp/script.sh"
+rc=0
+PATH=$tmp/bin:$PATH sh "$tmp/script.sh" >"$tmp/out" 2>&1 || rc=$?
+ok "$rc" "the overhead script runs to its end with stand-ins (exit $rc)"
+ok "$(grep -qx 'DCRACE-PROBES walk_component:armed do_lookup:off rcu_lookup:armed gone:missing dentry_kill:armed ' "$tmp/out"; echo $?)" \
+	"it reports the module's probe table (walk_return lines left out)"
+
+# every module row is right between two baseline rows of its workload
+bad=$(awk '$1 == "DCRACE-ROW" { n[$3]++; row[$3, n[$3]] = $2 }
+	END { for (w in n) for (i = 1; i <= n[w]; i++) {
+		r = row[w, i]
+		if (r == "base" || r == "warm-up") continue
+		if (row[w, i - 1] != "base" || row[w, i + 1] != "base") print w, i, r } }' "$tmp/out")
+diag "$bad"
+ok "$([[ -z $bad ]] && grep -q '^DCRACE-ROW loaded open ' "$tmp/out"; echo $?)" \
+	"every module row (stat and open) has a baseline row of its workload before and after it"
+rows=$(grep -c '^DCRACE-ROW loaded ' "$tmp/out" || true)
+ok "$([[ $rows -eq 6 ]]; echo $?)" "loaded rows: 3 rounds x 2 workloads (got $rows)"
+
+# per-probe rows, 2 rounds: one bit clear each, extra_probes=1 for the
+# probe off by default, none for the missing one
+got=$(grep '^INSMOD ' "$tmp/out" | sed 's|^INSMOD /dcrace/copy/dcrace.ko *||' | sort | uniq -c | awk '{$1 = $1; print}' | tr '\n' '|')
+want='4|2 skip_probes=15|2 skip_probes=27|2 skip_probes=29 extra_probes=1|2 skip_probes=30|'
+ok "$([[ $got == "$want" ]]; echo $?)" "insmod parameters: all probes x4 (table, 3 rounds), each probe not missing alone x2 (got $got)"
+
+# ratios: a module row against the mean of its two neighbours; warm-up ignored
+r=$(py "from dcrace_harness import bench
+o = bench.overhead_rows([('warm-up', 0, 999.0), ('base', 0, 100.0), ('loaded', 0, 50.0), ('base', 0, 300.0),
+                         ('only-x', 0, 100.0), ('base', 1, 200.0), ('loaded', 1, 100.0), ('base', 1, 200.0)])
+print(o['rows']['loaded']['slowdown_each_round'], o['rows']['loaded']['slowdown'], o['rows']['only-x']['slowdown_each_round'], o['base']['rows'])")
+ok "$([[ $r == "[4.0, 2.0] {'min': 2.0, 'median': 3.0, 'max': 4.0} [2.5] 4" ]]; echo $?)" \
+	"slowdown = mean of the neighbouring baselines / the row's rate; min/median/max (got $r)"
+
+# the report: the whole parse and render path on the stand-in log
+r=$(py "import json
+from dcrace_harness import bench
+text = open('$tmp/out').read()
+seq = {w: [] for w in bench.WORKLOADS}
+import re
+for m in re.finditer(r'^DCRACE-ROW (\S+) (\S+) (\d+) (\{.*\})$', text, re.M):
+    res = json.loads(m.group(4)); seq[m.group(2)].append((m.group(1), int(m.group(3)), res['syscalls'] / res['elapsed_s']))
+o = {'row_seconds': 3, 'rounds': 3, 'probe_rounds': 2, 'settle': 2, 'release': 'x',
+     'workloads': {w: bench.overhead_rows(seq[w]) for w in bench.WORKLOADS}}
+print('\n'.join(bench.overhead_md(o)))")
+diag "$r"
+ok "$(grep -q '^| dcrace.ko loaded (all default probes) | 1000 / 1000 / 1000 | 1.00x | \*\*1.00x\*\* | 1.00x |$' <<<"$r" &&
+	grep -q "^### \`open\` workload" <<<"$r" && grep -q '^| only do_lookup armed | 1000 / 1000 |' <<<"$r"; echo $?)" \
+	"the report has min/median/max per row for the stat and the open workload"
+ok "$(grep -qF "costs 1.00x on \`stat\`, 1.00x on \`open\`" <<<"$r"; echo $?)" "the summary gives loaded's median for both workloads"
+done_testing
