@@ -121,7 +121,7 @@ static int open_ret_pre(struct kprobe *p, struct pt_regs *regs)
 	if (!s || s->kind != LK_OPEN)
 		return 0;
 	if (s->snap.ready && s->snap.inode_null) {
-		if (ret == -ENOENT || ret == -ECHILD)
+		if (dcrace_result_judged((int)ret))
 			judge_verdict(s, ret, ktime_get_mono_fast_ns());
 		else
 			cnt_inc(C_OPEN_UNJUDGED);

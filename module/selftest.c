@@ -104,7 +104,7 @@ static int selftest_check(void)
 	else if (!st_closed)
 		what = "no sampled step was closed at walk_component's return";
 	else if (open_covered() && !st_open_sampled)
-		what = "open()'s last component: no lookup sampled (path_openat's lookup_fast call)";
+		what = "open()'s last component: no lookup sampled (lookup_fast in path_openat)";
 	else if (open_covered() && !st_open_closed)
 		what = "open()'s last component: no step closed at terminate_walk()";
 	if (!what)

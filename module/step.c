@@ -268,7 +268,7 @@ void step_done(struct dcrace_slot *s, long ret)
 {
 	if (unlikely(READ_ONCE(selftest_on)))
 		selftest_step_closed(s);
-	if (s->valid && (ret == -ENOENT || ret == -ECHILD)) {
+	if (s->valid && dcrace_result_judged((int)ret)) {
 		if (READ_ONCE(s->nd->flags) & LOOKUP_RCU) {
 			judge_snapshot(s, s->nd);
 			judge_verdict(s, ret, s->snap.now);

@@ -37,6 +37,8 @@ struct dcrace_sighting {
 };
 
 enum dcrace_verdict dcrace_classify(const struct dcrace_sighting *s);
+/* Whether a step that ended with @result is judged at all. */
+bool dcrace_result_judged(int result);
 int dcrace_learn_early_test(int cur, bool stepped, int result,
 			    bool seq_changed);
 const char *dcrace_verdict_name(enum dcrace_verdict v);
