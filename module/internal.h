@@ -244,6 +244,7 @@ bool stack_learning_now(void);
 /* ---- open()'s last component, other callers of lookup_fast (open.c) --- */
 
 #define DCRACE_OPEN_SITES	8
+#define DCRACE_TERM_SITES	4
 #define DCRACE_OTHER_CALLERS	4
 
 extern unsigned long open_lookup_ret;
@@ -276,6 +277,7 @@ extern struct dcrace_probe probes[NR_PROBES];
 extern struct kprobe walk_kp;
 
 int probes_arm_all(void);
+int probe_arm(enum dcrace_probe_id id);
 unsigned long call_site_after(const char *caller, const char *callee);
 unsigned int call_sites_after(const char *caller, const char *callee,
 			      unsigned long *after, unsigned int max);

@@ -8,7 +8,9 @@
  * address (at the stack word k_lookup learnt at load, sites.c) is the one
  * after its call in path_openat() (or in open_last_lookups(), when that is
  * out of line). The step ends in terminate_walk(), which path_openat()
- * always calls: while LOOKUP_RCU is still set there, the RCU section in
+ * always calls (probed on its call instructions in path_openat(), so that
+ * stat() walks do not pay for it; on terminate_walk()'s entry when those
+ * are not found): while LOOKUP_RCU is still set there, the RCU section in
  * which the dentry was found is still open and judge_snapshot() reads the
  * dentry. The step's result is known only at path_openat()'s return (its
  * ERR_PTR), after terminate_walk() left RCU: kprobes on the instructions
@@ -34,6 +36,11 @@ struct dcrace_open_site {
 
 static struct dcrace_open_site open_sites[DCRACE_OPEN_SITES];
 static unsigned int nr_open_sites;
+
+/* path_openat()'s calls of terminate_walk(): the probe is on the call */
+static struct kprobe term_sites[DCRACE_TERM_SITES];
+static unsigned int nr_term_sites;
+static char term_where[KSYM_SYMBOL_LEN];
 
 /* Callers of lookup_fast() that are neither walk_component() nor open. */
 static unsigned long other_callers[DCRACE_OTHER_CALLERS];
@@ -85,7 +92,8 @@ void lookup_other(struct pt_regs *regs, struct dentry *dentry)
 }
 
 /*
- * terminate_walk(nd) entry: the end of open()'s last step. In RCU mode,
+ * terminate_walk(nd), at its call (the argument already in place) or its
+ * entry: the end of open()'s last step. In RCU mode,
  * snapshot it (the dentry is read here, in its RCU section); a NULL inode
  * waits for path_openat()'s return, where the result is known.
  */
@@ -154,6 +162,36 @@ static void open_site_arm(unsigned long addr)
  * call site and arm path_openat()'s return sites. Nothing armed: open()'s
  * last component is not covered ("probes" says so), not an error.
  */
+static void term_arm(void)
+{
+	unsigned long after[DCRACE_TERM_SITES];
+	unsigned int n, j;
+
+	if (!probe_wanted(P_TERM))
+		return;
+	n = call_sites_after("path_openat", "terminate_walk", after,
+			     DCRACE_TERM_SITES);
+	for (j = 0; n <= DCRACE_TERM_SITES && j < n; j++) {
+		struct kprobe *kp = &term_sites[nr_term_sites];
+
+		memset(kp, 0, sizeof(*kp));
+		kp->addr = (kprobe_opcode_t *)(after[j] - DCRACE_CALL_LEN);
+		kp->pre_handler = term_pre;
+		if (register_kprobe(kp))
+			break;
+		nr_term_sites++;
+	}
+	if (nr_term_sites == n && n) {
+		sprint_symbol(term_where, after[0] - DCRACE_CALL_LEN);
+		probes[P_TERM].sym = term_where;
+		probes[P_TERM].fast = true;
+		return;
+	}
+	/* not all found or armed: terminate_walk()'s entry, for every walk */
+	if (probe_arm(P_TERM))
+		pr_warn("dcrace: probe terminate_walk missing; open()'s last component is not judged\n");
+}
+
 int open_arm(void)
 {
 	static const char * const callers[] = {
@@ -162,7 +200,7 @@ int open_arm(void)
 	unsigned long after[DCRACE_OPEN_SITES];
 	unsigned int i, j, n;
 
-	if (!probes[P_TERM].sym || !probes[P_RCU].fast)
+	if (!probes[P_RCU].fast)
 		return 0;
 	open_lookup_ret = call_site_after("path_openat", "lookup_fast");
 	if (!open_lookup_ret)
@@ -173,6 +211,9 @@ int open_arm(void)
 		return 0;
 	}
 	sprint_symbol(open_lookup_name, open_lookup_ret);
+	term_arm();
+	if (!probes[P_TERM].sym)
+		return 0;
 	for (i = 0; i < ARRAY_SIZE(callers); i++) {
 		n = call_sites_after(callers[i], "path_openat", after,
 				     DCRACE_OPEN_SITES - nr_open_sites);
@@ -189,6 +230,8 @@ void open_kprobes(struct kprobe **kps, int *n)
 
 	for (i = 0; i < nr_open_sites; i++)
 		kps[(*n)++] = &open_sites[i].kp;
+	for (i = 0; i < nr_term_sites; i++)
+		kps[(*n)++] = &term_sites[i];
 }
 
 unsigned long open_kprobes_missed(void)
@@ -198,6 +241,8 @@ unsigned long open_kprobes_missed(void)
 
 	for (i = 0; i < nr_open_sites; i++)
 		n += open_sites[i].kp.nmissed;
+	for (i = 0; i < nr_term_sites; i++)
+		n += term_sites[i].nmissed;
 	return n;
 }
 
@@ -206,6 +251,8 @@ void open_clear(void)
 {
 	memset(open_sites, 0, sizeof(open_sites));
 	nr_open_sites = 0;
+	memset(term_sites, 0, sizeof(term_sites));
+	nr_term_sites = 0;
 	open_lookup_ret = 0;
 }
 

@@ -185,7 +185,7 @@ static int probe_arm_fast(enum dcrace_probe_id id)
 	return 0;
 }
 
-static int probe_arm(enum dcrace_probe_id id)
+int probe_arm(enum dcrace_probe_id id)
 {
 	struct dcrace_probe *p = &probes[id];
 	unsigned int i;
@@ -222,7 +222,8 @@ int probes_arm_all(void)
 	for (i = 0; i < NR_PROBES; i++) {
 		const struct dcrace_probe *p = &probes[i];
 
-		if (!probe_wanted(i))
+		/* armed by open_arm(), at its call sites if it can */
+		if (!probe_wanted(i) || i == P_TERM)
 			continue;
 		err = probe_arm(i);
 		if (!err)
@@ -270,7 +271,8 @@ static void kretprobe_drain(enum dcrace_probe_id id)
  */
 void disarm_all(void)
 {
-	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES + DCRACE_OPEN_SITES];
+	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES + DCRACE_OPEN_SITES +
+			  DCRACE_TERM_SITES];
 	int i, n = 0;
 
 	sites_close();
@@ -280,7 +282,9 @@ void disarm_all(void)
 		if (!p->sym)
 			continue;
 		if (p->fast) {
-			kps[n++] = i == P_RCU ? &rcu_kp : &walk_kp;
+			/* terminate_walk's call sites: open_kprobes() */
+			if (i != P_TERM)
+				kps[n++] = i == P_RCU ? &rcu_kp : &walk_kp;
 		} else if (p->is_ret) {
 			kretprobe_drain(i);
 			unregister_kretprobe(p->rp);
@@ -314,7 +318,7 @@ unsigned long kprobes_missed(void)
 
 		if (!p->sym)
 			continue;
-		if (p->fast)
+		if (p->fast && i != P_TERM)
 			n += i == P_WALK ? walk_kp.nmissed : rcu_kp.nmissed;
 		else if (!p->is_ret)
 			n += p->kp->nmissed;
