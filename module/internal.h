@@ -244,7 +244,7 @@ bool stack_learning_now(void);
 /* ---- open()'s last component, other callers of lookup_fast (open.c) --- */
 
 #define DCRACE_OPEN_SITES	8
-#define DCRACE_TERM_SITES	4
+#define DCRACE_TERM_SITES	16
 #define DCRACE_OTHER_CALLERS	4
 
 extern unsigned long open_lookup_ret;
