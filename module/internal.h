@@ -140,10 +140,11 @@ struct dcrace_kill {
 /*
  * A step's state at its end, read in the RCU section in which the dentry
  * was found (judge_snapshot()); an open() step is judged from it later,
- * when its result is known (open.c).
+ * when its result is known (open.c). Kept apart from the slots (one per
+ * slot, slot_snap()): slot_find() scans the slots on every step, and
+ * under TCG every extra cache line it strides over costs.
  */
 struct dcrace_snap {
-	bool ready;
 	bool inode_null;
 	bool parent_changed;
 	bool killed;
@@ -170,7 +171,7 @@ struct dcrace_slot {
 	bool positive;
 	bool stepped;		/* step_into() ran in this step */
 	u8 kind;		/* enum dcrace_lookup_kind */
-	struct dcrace_snap snap;
+	bool snapped;		/* its dcrace_snap (slot_snap()) is taken */
 };
 
 struct dcrace_slot *slot_find(struct task_struct *t);
@@ -178,6 +179,7 @@ struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 			      struct dcrace_nd_head *nd, enum dcrace_lookup_kind kind);
 void step_done(struct dcrace_slot *s, long ret);
 void slot_release(struct dcrace_slot *s);
+struct dcrace_snap *slot_snap(const struct dcrace_slot *s);
 void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd);
 void judge_verdict(struct dcrace_slot *s, long ret, u64 now);
 const char *lookup_kind_name(enum dcrace_lookup_kind kind);

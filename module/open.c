@@ -109,10 +109,10 @@ int term_pre(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	if (unlikely(READ_ONCE(selftest_on)))
 		selftest_step_closed(s);
-	if (s->valid && s->nd == nd && !s->snap.ready &&
+	if (s->valid && s->nd == nd && !s->snapped &&
 	    (READ_ONCE(nd->flags) & LOOKUP_RCU)) {
 		judge_snapshot(s, nd);
-		if (s->snap.inode_null)
+		if (slot_snap(s)->inode_null)
 			return 0;
 	}
 	slot_release(s);
@@ -128,7 +128,7 @@ static int open_ret_pre(struct kprobe *p, struct pt_regs *regs)
 
 	if (!s || s->kind != LK_OPEN)
 		return 0;
-	if (s->snap.ready && s->snap.inode_null) {
+	if (s->snapped && slot_snap(s)->inode_null) {
 		if (dcrace_result_judged((int)ret))
 			judge_verdict(s, ret, ktime_get_mono_fast_ns());
 		else

@@ -162,7 +162,7 @@ void report_event(const struct dcrace_slot *s, enum dcrace_verdict v,
 		  long ret, u64 now)
 {
 	struct dcrace_event *ep = this_cpu_ptr(&report_scratch.event);
-	const struct dcrace_snap *sn = &s->snap;
+	const struct dcrace_snap *sn = slot_snap(s);
 
 	memset(ep, 0, sizeof(*ep));
 	ep->time_ns = now;

@@ -27,6 +27,12 @@
 #define DCRACE_SLOT_PROBE	16
 
 static struct dcrace_slot slots[DCRACE_SLOTS];
+static struct dcrace_snap snaps[DCRACE_SLOTS];
+
+struct dcrace_snap *slot_snap(const struct dcrace_slot *s)
+{
+	return &snaps[s - slots];
+}
 
 struct dcrace_slot *slot_find(struct task_struct *t)
 {
@@ -59,7 +65,7 @@ static struct dcrace_slot *slot_claim(struct task_struct *t)
 void slot_release(struct dcrace_slot *s)
 {
 	s->valid = false;
-	s->snap.ready = false;
+	s->snapped = false;
 	s->dentry = NULL;
 	s->ret_site = 0;
 	/* Order the clears above before the slot can be claimed again. */
@@ -85,7 +91,7 @@ struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 		cnt_inc(C_STEP_LOST);
 	s->valid = false;
 	s->stepped = false;
-	s->snap.ready = false;
+	s->snapped = false;
 	s->kind = kind;
 	s->ret_site = ret_site;
 	s->ret_sp = ret_sp;
@@ -192,12 +198,12 @@ const char *lookup_kind_name(enum dcrace_lookup_kind kind)
  */
 void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd)
 {
-	struct dcrace_snap *sn = &s->snap;
+	struct dcrace_snap *sn = slot_snap(s);
 	struct dentry *dentry = s->dentry;
 	struct dentry *parent = READ_ONCE(nd->path.dentry);
 	struct dcrace_kill_key key;
 
-	sn->ready = true;
+	s->snapped = true;
 	sn->inode_null = !READ_ONCE(dentry->d_inode);
 	if (!sn->inode_null)
 		return;
@@ -232,11 +238,11 @@ void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd)
  */
 void judge_verdict(struct dcrace_slot *s, long ret, u64 now)
 {
-	const struct dcrace_snap *sn = &s->snap;
+	const struct dcrace_snap *sn = slot_snap(s);
 	struct dcrace_sighting sg = { .result = (int)ret, .inode_null = true };
 	enum dcrace_verdict v;
 
-	if (!sn->ready || !sn->inode_null)
+	if (!s->snapped || !sn->inode_null)
 		return;
 	/*
 	 * -ECHILD with the parent's d_seq changed, before step_into():
@@ -271,7 +277,7 @@ void step_done(struct dcrace_slot *s, long ret)
 	if (s->valid && dcrace_result_judged((int)ret)) {
 		if (READ_ONCE(s->nd->flags) & LOOKUP_RCU) {
 			judge_snapshot(s, s->nd);
-			judge_verdict(s, ret, s->snap.now);
+			judge_verdict(s, ret, slot_snap(s)->now);
 		} else {
 			cnt_inc(C_NOT_RCU);
 		}
