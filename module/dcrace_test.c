@@ -150,6 +150,37 @@ static void oracle_kill_key(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, dcrace_kill_key_eq(&a, &b));
 }
 
+/*
+ * mount-refetch: __follow_mount_rcu() re-sampled nd->next_seq after the
+ * prune, so step_into()'s own check passed and its NULL test returned
+ * -ENOENT. "d_seq changed" is against dcrace's own sample (taken after
+ * __d_lookup_rcu()), so it is still a false ENOENT, even though step_into()
+ * ran after an early test (late) and on any lookup (walk or open).
+ */
+static void oracle_own_sample(struct kunit *test)
+{
+	struct dcrace_sighting s = {
+		.inode_null = true, .seq_changed = true, .was_positive = true,
+		.late = true, .result = -ENOENT,
+	};
+
+	KUNIT_EXPECT_EQ(test, dcrace_classify(&s), DCRACE_FALSE_ENOENT);
+	s.result = -ECHILD;
+	KUNIT_EXPECT_EQ(test, dcrace_classify(&s), DCRACE_CAUGHT_LATE);
+}
+
+/* Which results are judged; open()'s: path_openat()'s ERR_PTR value. */
+static void oracle_results_judged(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, dcrace_result_judged(-ENOENT));
+	KUNIT_EXPECT_TRUE(test, dcrace_result_judged(-ECHILD));
+	KUNIT_EXPECT_FALSE(test, dcrace_result_judged(0));
+	KUNIT_EXPECT_FALSE(test, dcrace_result_judged(-ENOTDIR));
+	KUNIT_EXPECT_FALSE(test, dcrace_result_judged(-ESTALE));
+	/* open-last: its early test's -ENOENT without step_into() is one */
+	KUNIT_EXPECT_EQ(test, dcrace_learn_early_test(0, false, -ENOENT, true), 1);
+}
+
 static struct kunit_case oracle_cases[] = {
 	KUNIT_CASE(oracle_false_enoent),
 	KUNIT_CASE(oracle_caught),
@@ -161,6 +192,8 @@ static struct kunit_case oracle_cases[] = {
 	KUNIT_CASE(oracle_learns_early_test),
 	KUNIT_CASE(oracle_parent_filter),
 	KUNIT_CASE(oracle_kill_key),
+	KUNIT_CASE(oracle_own_sample),
+	KUNIT_CASE(oracle_results_judged),
 	{}
 };
 
@@ -285,12 +318,30 @@ static void copy_name_cases(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, trunc);
 }
 
+static void trace_word_cases(struct kunit *test)
+{
+	char dst[8];
+
+	dcrace_trace_word(dst, "dcr-walk", sizeof(dst), '_');
+	KUNIT_EXPECT_STREQ(test, dst, "dcr-wal");	/* @size - 1 taken */
+	dcrace_trace_word(dst, "a b\tc", sizeof(dst), '_');
+	KUNIT_EXPECT_STREQ(test, dst, "a_b_c");
+	dcrace_trace_word(dst, "", sizeof(dst), '?');
+	KUNIT_EXPECT_STREQ(test, dst, "?");		/* never an empty value */
+	strscpy(dst, "x y", sizeof(dst));
+	dcrace_trace_word(dst, dst, sizeof(dst), '?');	/* in place */
+	KUNIT_EXPECT_STREQ(test, dst, "x?y");
+	dcrace_trace_word(dst, "abc", 1, '?');
+	KUNIT_EXPECT_STREQ(test, dst, "");
+}
+
 static struct kunit_case ring_cases[] = {
 	KUNIT_CASE(ring_empty),
 	KUNIT_CASE(ring_keeps_in_order),
 	KUNIT_CASE(ring_overflow_keeps_newest),
 	KUNIT_CASE(ring_reset),
 	KUNIT_CASE(copy_name_cases),
+	KUNIT_CASE(trace_word_cases),
 	{}
 };
 
@@ -413,8 +464,31 @@ static void decode_no_or_many_calls(struct kunit *test)
 						&after), 0U);
 }
 
+/* path_openat() is called three times in do_filp_open(): every site. */
+static void decode_all_calls(struct kunit *test)
+{
+	u8 text[64];
+	unsigned long after[2] = { 0, 0 }, target = TEXT_BASE + 0x100;
+
+	memset(text, 0x90, sizeof(text));
+	put_call(text, 5, target);
+	put_call(text, 20, target + 1);		/* another function */
+	put_call(text, 30, target);
+	put_call(text, 50, target);
+	KUNIT_EXPECT_EQ(test, dcrace_find_calls_all(text, sizeof(text),
+						    TEXT_BASE, target, after,
+						    2), 3U);
+	/* the first @max, in address order */
+	KUNIT_EXPECT_EQ(test, after[0], TEXT_BASE + 5 + DCRACE_CALL_LEN);
+	KUNIT_EXPECT_EQ(test, after[1], TEXT_BASE + 30 + DCRACE_CALL_LEN);
+	KUNIT_EXPECT_EQ(test, dcrace_find_calls_all(text, 20, TEXT_BASE,
+						    target, after, 0), 1U);
+	KUNIT_EXPECT_EQ(test, after[0], TEXT_BASE + 5 + DCRACE_CALL_LEN);
+}
+
 static struct kunit_case decode_cases[] = {
 	KUNIT_CASE(decode_one_call),
+	KUNIT_CASE(decode_all_calls),
 	KUNIT_CASE(decode_no_or_many_calls),
 	{}
 };

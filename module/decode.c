@@ -14,6 +14,17 @@
  * without a decoder), so an e8 byte inside another instruction can match
  * too; callers want exactly one match.
  */
+static bool call_to(const u8 *text, size_t i, unsigned long base,
+		    unsigned long target)
+{
+	s32 rel;
+
+	if (text[i] != 0xe8)
+		return false;
+	memcpy(&rel, text + i + 1, sizeof(rel));
+	return base + i + DCRACE_CALL_LEN + rel == target;
+}
+
 unsigned int dcrace_find_calls(const u8 *text, size_t len, unsigned long base,
 			       unsigned long target, unsigned long *after)
 {
@@ -21,15 +32,27 @@ unsigned int dcrace_find_calls(const u8 *text, size_t len, unsigned long base,
 	size_t i;
 
 	for (i = 0; i + DCRACE_CALL_LEN <= len; i++) {
-		s32 rel;
-
-		if (text[i] != 0xe8)
-			continue;
-		memcpy(&rel, text + i + 1, sizeof(rel));
-		if (base + i + DCRACE_CALL_LEN + rel == target) {
+		if (call_to(text, i, base, target)) {
 			*after = base + i + DCRACE_CALL_LEN;
 			n++;
 		}
+	}
+	return n;
+}
+
+unsigned int dcrace_find_calls_all(const u8 *text, size_t len,
+				   unsigned long base, unsigned long target,
+				   unsigned long *after, unsigned int max)
+{
+	unsigned int n = 0;
+	size_t i;
+
+	for (i = 0; i + DCRACE_CALL_LEN <= len; i++) {
+		if (!call_to(text, i, base, target))
+			continue;
+		if (n < max)
+			after[n] = base + i + DCRACE_CALL_LEN;
+		n++;
 	}
 	return n;
 }

@@ -20,6 +20,7 @@
 #include <linux/path.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/types.h>
 #include <dcrace/dcrace.h>
 
@@ -56,7 +57,11 @@ enum dcrace_counter {
 #define C_FIRST_LATE	C_KILL_BUSY
 
 /* The probes, in the order of "probes" (and of skip_probes' bits). */
-enum dcrace_probe_id { P_WALK, P_LOOKUP, P_RCU, P_STEP, P_KILL, NR_PROBES };
+enum dcrace_probe_id { P_WALK, P_LOOKUP, P_RCU, P_STEP, P_KILL, P_TERM,
+		       NR_PROBES };
+
+/* Which caller of lookup_fast() a step is (the trace event's lookup=). */
+enum dcrace_lookup_kind { LK_WALK, LK_OPEN, NR_LOOKUP_KINDS };
 
 struct dcrace_pcpu {
 	u64 c[NR_COUNTERS];
@@ -120,9 +125,41 @@ extern struct dcrace_knob early_test;
 extern bool stack_claim, fast, extra_probes, late_sites, selftest_break;
 extern unsigned int skip_probes;
 
+/* ---- the pruner's record (kill.c) -------------------------------------- */
+
+struct dcrace_kill {
+	struct dcrace_kill_key key;	/* pointers compared, never followed */
+	u64 time_ns;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	bool positive;
+};
+
 /* ---- per-task walk state (step.c) -------------------------------------- */
 
-/* Owned by one task between walk_component entry and return. */
+/*
+ * A step's state at its end, read in the RCU section in which the dentry
+ * was found (judge_snapshot()); an open() step is judged from it later,
+ * when its result is known (open.c). Kept apart from the slots (one per
+ * slot, slot_snap()): slot_find() scans the slots on every step, and
+ * under TCG every extra cache line it strides over costs.
+ */
+struct dcrace_snap {
+	bool inode_null;
+	bool parent_changed;
+	bool killed;
+	bool name_truncated;
+	unsigned int cur;	/* d_seq at the snapshot */
+	u64 now;		/* when it was taken */
+	struct dcrace_kill k;
+	char name[DCRACE_NAME_LEN];
+};
+
+/*
+ * Owned by one task for one step: walk_component() from its start to its
+ * return, or open()'s last lookup from rcu_lookup to path_openat()'s
+ * return (open.c).
+ */
 struct dcrace_slot {
 	struct task_struct *owner;
 	struct dcrace_nd_head *nd;	/* the walk's nameidata */
@@ -133,12 +170,19 @@ struct dcrace_slot {
 	bool valid;
 	bool positive;
 	bool stepped;		/* step_into() ran in this step */
+	u8 kind;		/* enum dcrace_lookup_kind */
+	bool snapped;		/* its dcrace_snap (slot_snap()) is taken */
 };
 
 struct dcrace_slot *slot_find(struct task_struct *t);
 struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
-			      struct dcrace_nd_head *nd);
+			      struct dcrace_nd_head *nd, enum dcrace_lookup_kind kind);
 void step_done(struct dcrace_slot *s, long ret);
+void slot_release(struct dcrace_slot *s);
+struct dcrace_snap *slot_snap(const struct dcrace_slot *s);
+void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd);
+void judge_verdict(struct dcrace_slot *s, long ret, u64 now);
+const char *lookup_kind_name(enum dcrace_lookup_kind kind);
 void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
 		unsigned int seq);
 int early_test_now(void);
@@ -152,21 +196,12 @@ int rcu_site_pre(struct kprobe *p, struct pt_regs *regs);
 int step_pre(struct kprobe *p, struct pt_regs *regs);
 int walk_pre(struct kprobe *p, struct pt_regs *regs);
 int kill_pre(struct kprobe *p, struct pt_regs *regs);
+int term_pre(struct kprobe *p, struct pt_regs *regs);
 
 /* What the rcu_lookup kretprobe keeps between entry and return. */
 struct dcrace_rcu_data {
 	struct dcrace_slot *slot;
 	unsigned int *seqp;
-};
-
-/* ---- the pruner's record (kill.c) -------------------------------------- */
-
-struct dcrace_kill {
-	struct dcrace_kill_key key;	/* pointers compared, never followed */
-	u64 time_ns;
-	pid_t pid;
-	char comm[TASK_COMM_LEN];
-	bool positive;
 };
 
 bool kill_find(const struct dcrace_kill_key *key, struct dcrace_kill *out);
@@ -195,6 +230,7 @@ struct dcrace_site {
 
 extern struct dcrace_site sites[DCRACE_RET_SITES];
 extern unsigned long wc_lookup_ret;
+extern int k_lookup;
 extern bool stack_mode;
 
 bool site_ready(unsigned long ra);
@@ -206,6 +242,23 @@ void sites_clear(void);
 int stack_mode_claim(struct pt_regs *regs);
 void stack_learn(const struct dcrace_slot *s, struct pt_regs *regs);
 bool stack_learning_now(void);
+
+/* ---- open()'s last component, other callers of lookup_fast (open.c) --- */
+
+#define DCRACE_OPEN_SITES	8
+#define DCRACE_TERM_SITES	16
+#define DCRACE_OTHER_CALLERS	4
+
+extern unsigned long open_lookup_ret;
+
+int open_arm(void);
+void open_kprobes(struct kprobe **kps, int *n);
+unsigned long open_kprobes_missed(void);
+void open_clear(void);
+bool open_covered(void);
+void lookup_other(struct pt_regs *regs, struct dentry *dentry);
+void open_warm_up(void);
+void open_probes_show(struct seq_file *m);
 
 /* ---- probes (probes.c) ------------------------------------------------- */
 
@@ -226,6 +279,10 @@ extern struct dcrace_probe probes[NR_PROBES];
 extern struct kprobe walk_kp;
 
 int probes_arm_all(void);
+int probe_arm(enum dcrace_probe_id id);
+unsigned long call_site_after(const char *caller, const char *callee);
+unsigned int call_sites_after(const char *caller, const char *callee,
+			      unsigned long *after, unsigned int max);
 void disarm_all(void);
 bool probe_wanted(int i);
 unsigned long kprobes_missed(void);
@@ -241,8 +298,7 @@ void report_init(void);
 void report_reset(void);
 void report_sync(void);
 void report_event(const struct dcrace_slot *s, enum dcrace_verdict v,
-		  long ret, unsigned int cur, u64 now,
-		  const struct dcrace_kill *k);
+		  long ret, u64 now);
 
 /* ---- the load's self-check (selftest.c) --------------------------------- */
 

@@ -18,6 +18,7 @@
 #include <linux/seqlock.h>
 #include <linux/string.h>
 #include "internal.h"
+#include "trace.h"
 
 #define DCRACE_KILL_BITS	11
 #define DCRACE_KILL_WAYS	4
@@ -105,6 +106,9 @@ int kill_pre(struct kprobe *p, struct pt_regs *regs)
 	k->key.seq = raw_read_seqcount(&dentry->d_seq);
 	k->positive = !!READ_ONCE(dentry->d_inode);
 	clear_bit_unlock(0, &set->busy);
+	/* off unless enabled in tracefs: a static key, no cost here */
+	trace_dcrace_prune(k->pid, k->comm, dentry->d_name.name, k->key.seq,
+			   k->time_ns);
 	return 0;
 }
 

@@ -86,6 +86,8 @@ static int __init dcrace_init(void)
 	report_init();
 	inject_init();
 	err = probes_arm_all();
+	if (!err)
+		err = open_arm();
 	if (!err && probes[P_WALK].fast)
 		sites_warm_up();
 	if (!err && selftest_wanted())
@@ -97,10 +99,11 @@ static int __init dcrace_init(void)
 		return err;
 	}
 	debugfs_setup();
-	pr_info("dcrace: loaded: walk_component=%s lookup=%s rcu=%s step=%s kill=%s\n",
+	pr_info("dcrace: loaded: walk_component=%s lookup=%s rcu=%s step=%s kill=%s open=%s\n",
 		probes[P_WALK].sym ?: "-", probes[P_LOOKUP].sym ?: "-",
 		probes[P_RCU].sym ?: "-", probes[P_STEP].sym ?: "-",
-		probes[P_KILL].sym ?: "-");
+		probes[P_KILL].sym ?: "-",
+		open_covered() ? "judged" : "not judged");
 	return 0;
 }
 

@@ -40,6 +40,16 @@ enum dcrace_verdict dcrace_classify(const struct dcrace_sighting *s)
 }
 
 /*
+ * Only -ENOENT and -ECHILD are judged: the one the 2011 bug returns and the
+ * one its fix returns. Whatever else a step (or path_openat(), for open()'s
+ * last step) ended with says nothing about a NULL inode.
+ */
+bool dcrace_result_judged(int result)
+{
+	return result == -ENOENT || result == -ECHILD;
+}
+
+/*
  * What one judged step says about walk_component() testing the inode
  * before step_into(): @cur is what is known (-1 nothing, 0 no, 1 yes).
  * In RCU mode only a NULL-inode test makes the step return -ENOENT (a

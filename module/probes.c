@@ -12,6 +12,8 @@
  *                              the dentry found, nd->next_seq the d_seq sampled
  *   step_into       kprobe     where 6.1 reads d_inode after the seq check
  *   __dentry_kill   kprobe     who pruned which dentry, and when
+ *   terminate_walk  kprobe     the end of open()'s last step (open.c), with
+ *                              kprobes after path_openat()'s calls
  *   lookup_fast     kprobe     hit counter only (extra_probes=1)
  * With fast=0 (or when a call site cannot be found) walk_component and
  * __d_lookup_rcu are kretprobes instead: same data, about twice the cost.
@@ -23,7 +25,7 @@
 #include "internal.h"
 
 static struct kretprobe walk_rp, rcu_rp;
-static struct kprobe lookup_kp, step_kp, kill_kp;
+static struct kprobe lookup_kp, step_kp, kill_kp, term_kp;
 static struct kprobe rcu_kp;	/* fast: after lookup_fast's call */
 struct kprobe walk_kp;		/* fast: walk_component's entry */
 
@@ -43,6 +45,9 @@ struct dcrace_probe probes[NR_PROBES] = {
 	 */
 	[P_KILL] = { "dentry_kill", { "__dentry_kill" }, false, false, NULL,
 		     &kill_kp },
+	/* open()'s last step ends there (open.c) */
+	[P_TERM] = { "terminate_walk", { "terminate_walk" }, false, false,
+		     NULL, &term_kp },
 };
 
 static int lookup_pre(struct kprobe *p, struct pt_regs *regs)
@@ -80,12 +85,14 @@ static noinline unsigned long func_start(const char *name, unsigned long *size)
 #define DCRACE_TEXT_MAX		16384
 
 /*
- * The address just after the one direct call of @callee in @caller, or 0
- * (no such call, or more than one, or not readable).
+ * The addresses just after the direct calls of @callee in @caller: up to
+ * @max of them in *@after; returns how many there are (0 if the text is
+ * not readable).
  */
-static unsigned long call_site_after(const char *caller, const char *callee)
+unsigned int call_sites_after(const char *caller, const char *callee,
+			      unsigned long *after, unsigned int max)
 {
-	unsigned long start, size, target, found = 0;
+	unsigned long start, size, target;
 	unsigned int n = 0;
 	u8 *text;
 
@@ -97,9 +104,21 @@ static unsigned long call_site_after(const char *caller, const char *callee)
 	if (!text)
 		return 0;
 	if (!copy_from_kernel_nofault(text, (void *)start, size))
-		n = dcrace_find_calls(text, size, start, target, &found);
+		n = dcrace_find_calls_all(text, size, start, target, after,
+					  max);
 	kfree(text);
-	return n == 1 ? found : 0;
+	return n;
+}
+
+/*
+ * The address just after the one direct call of @callee in @caller, or 0
+ * (no such call, or more than one, or not readable).
+ */
+unsigned long call_site_after(const char *caller, const char *callee)
+{
+	unsigned long after;
+
+	return call_sites_after(caller, callee, &after, 1) == 1 ? after : 0;
 }
 
 static void probe_setup(enum dcrace_probe_id id, const char *sym)
@@ -124,7 +143,8 @@ static void probe_setup(enum dcrace_probe_id id, const char *sym)
 	memset(p->kp, 0, sizeof(*p->kp));
 	p->kp->symbol_name = sym;
 	p->kp->pre_handler = id == P_LOOKUP ? lookup_pre :
-			     id == P_STEP ? step_pre : kill_pre;
+			     id == P_STEP ? step_pre :
+			     id == P_TERM ? term_pre : kill_pre;
 }
 
 /*
@@ -165,7 +185,7 @@ static int probe_arm_fast(enum dcrace_probe_id id)
 	return 0;
 }
 
-static int probe_arm(enum dcrace_probe_id id)
+int probe_arm(enum dcrace_probe_id id)
 {
 	struct dcrace_probe *p = &probes[id];
 	unsigned int i;
@@ -202,7 +222,8 @@ int probes_arm_all(void)
 	for (i = 0; i < NR_PROBES; i++) {
 		const struct dcrace_probe *p = &probes[i];
 
-		if (!probe_wanted(i))
+		/* armed by open_arm(), at its call sites if it can */
+		if (!probe_wanted(i) || i == P_TERM)
 			continue;
 		err = probe_arm(i);
 		if (!err)
@@ -250,7 +271,8 @@ static void kretprobe_drain(enum dcrace_probe_id id)
  */
 void disarm_all(void)
 {
-	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES];
+	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES + DCRACE_OPEN_SITES +
+			  DCRACE_TERM_SITES];
 	int i, n = 0;
 
 	sites_close();
@@ -260,7 +282,9 @@ void disarm_all(void)
 		if (!p->sym)
 			continue;
 		if (p->fast) {
-			kps[n++] = i == P_RCU ? &rcu_kp : &walk_kp;
+			/* terminate_walk's call sites: open_kprobes() */
+			if (i != P_TERM)
+				kps[n++] = i == P_RCU ? &rcu_kp : &walk_kp;
 		} else if (p->is_ret) {
 			kretprobe_drain(i);
 			unregister_kretprobe(p->rp);
@@ -271,6 +295,7 @@ void disarm_all(void)
 	for (i = 0; i < DCRACE_RET_SITES; i++)
 		if (sites[i].armed)
 			kps[n++] = &sites[i].kp;
+	open_kprobes(kps, &n);
 	if (n)
 		unregister_kprobes(kps, n);
 	sites_sync();
@@ -279,6 +304,7 @@ void disarm_all(void)
 		probes[i].fast = false;
 	}
 	sites_clear();
+	open_clear();
 }
 
 /* Hits our kprobes lost to recursion (another probe running on the CPU). */
@@ -292,7 +318,7 @@ unsigned long kprobes_missed(void)
 
 		if (!p->sym)
 			continue;
-		if (p->fast)
+		if (p->fast && i != P_TERM)
 			n += i == P_WALK ? walk_kp.nmissed : rcu_kp.nmissed;
 		else if (!p->is_ret)
 			n += p->kp->nmissed;
@@ -301,7 +327,7 @@ unsigned long kprobes_missed(void)
 		/* pairs with site_work_fn(): the kprobe is registered */
 		if (smp_load_acquire(&sites[i].armed))
 			n += sites[i].kp.nmissed;
-	return n;
+	return n + open_kprobes_missed();
 }
 
 /* Returns the kretprobes (fast=0) could not probe. */

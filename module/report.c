@@ -12,6 +12,10 @@
 #include <linux/workqueue.h>
 #include "internal.h"
 
+/* the trace events are defined here, once */
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
 static struct dcrace_event event_slots[DCRACE_EVENTS];
 struct dcrace_ring events;
 static DEFINE_RATELIMIT_STATE(report_rs, 5 * HZ, 10);
@@ -150,14 +154,15 @@ static unsigned int walker_stack(unsigned long *out, unsigned int size,
 }
 
 /*
- * Record race @v of step @s (judged at @now, d_seq @cur, pruned as @k
- * says, NULL when unknown) in the ring; report it when verbose.
+ * Record race @v of step @s (judged at @now, with result @ret; the dentry
+ * as judge_snapshot() saw it) in the ring and as a dcrace:dcrace_race
+ * trace event; report it when verbose.
  */
 void report_event(const struct dcrace_slot *s, enum dcrace_verdict v,
-		  long ret, unsigned int cur, u64 now,
-		  const struct dcrace_kill *k)
+		  long ret, u64 now)
 {
 	struct dcrace_event *ep = this_cpu_ptr(&report_scratch.event);
+	const struct dcrace_snap *sn = slot_snap(s);
 
 	memset(ep, 0, sizeof(*ep));
 	ep->time_ns = now;
@@ -167,25 +172,19 @@ void report_event(const struct dcrace_slot *s, enum dcrace_verdict v,
 	ep->cpu = raw_smp_processor_id();
 	/* current's own comm: no task_lock (not in int3 context) */
 	strscpy(ep->comm, current->comm, sizeof(ep->comm));
-	/*
-	 * The dentry's own name, not nd->last: that may point into a symlink
-	 * body that walk_component() released before step_into() (put_link()
-	 * of a link's last component; KASAN caught it in the soak). The
-	 * dentry and its name (freed after a grace period, NUL-terminated)
-	 * stay valid in this RCU section; a rename may switch the name, so
-	 * its length is not trusted.
-	 */
-	dcrace_copy_name(ep->name, sizeof(ep->name),
-			 READ_ONCE(s->dentry->d_name.name), &ep->name_truncated);
+	memcpy(ep->name, sn->name, sizeof(ep->name));
+	ep->name_truncated = sn->name_truncated;
 	ep->seq_sampled = s->seq;
-	ep->seq_current = cur;
-	if (k) {
+	ep->seq_current = sn->cur;
+	if (sn->killed) {
 		ep->killer_known = true;
-		ep->killer_pid = k->pid;
-		memcpy(ep->killer_comm, k->comm, sizeof(ep->killer_comm));
-		ep->kill_to_read_ns = (s64)(now - k->time_ns);
+		ep->killer_pid = sn->k.pid;
+		memcpy(ep->killer_comm, sn->k.comm, sizeof(ep->killer_comm));
+		/* to the walker's read: the snapshot */
+		ep->kill_to_read_ns = (s64)(sn->now - sn->k.time_ns);
 	}
 	ep->nr_stack = walker_stack(ep->stack, DCRACE_STACK_DEPTH, s->ret_site);
+	trace_dcrace_race(ep, lookup_kind_name(s->kind));
 	if (!dcrace_ring_push(&events, ep))
 		cnt_inc(C_EVENTS_DROPPED);
 	if (knob(K_VERBOSE))

@@ -94,3 +94,16 @@ void dcrace_copy_name(char *dst, size_t size, const unsigned char *src,
 	/* src[i] exists: src[0..i-1] are not its NUL */
 	*truncated = i + 1 == size && READ_ONCE(src[i]) != '\0';
 }
+
+void dcrace_trace_word(char *dst, const char *src, size_t size, char repl)
+{
+	size_t i;
+
+	if (!size)
+		return;
+	for (i = 0; i + 1 < size && src[i]; i++)
+		dst[i] = (src[i] > 0x20 && src[i] < 0x7f) ? src[i] : repl;
+	if (!i && size > 1)
+		dst[i++] = repl;
+	dst[i] = '\0';
+}

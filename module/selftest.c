@@ -6,7 +6,8 @@
  * rewriter or a shuffled layout would make it load and silently count
  * nothing. So insmod walks a few paths of its own with the probes armed
  * and checks, on its own steps only, that steps were opened, sampled and
- * closed, and that the mirror reads what the kernel itself used: nd->last
+ * closed (walk_component()'s steps and, when covered, open()'s last
+ * lookup), and that the mirror reads what the kernel itself used: nd->last
  * is the found dentry's name, nd->next_seq its d_seq as sampled, and
  * LOOKUP_RCU is set. Otherwise insmod fails with -ENODEV and one line
  * saying what failed.
@@ -20,6 +21,7 @@ bool selftest_on;
 static struct task_struct *selftest_task;
 static unsigned int st_opened, st_sampled, st_closed;
 static unsigned int st_ok, st_bad_name, st_bad_seq, st_bad_rcu;
+static unsigned int st_open_sampled, st_open_closed;	/* open()'s last */
 
 static bool mine(void)
 {
@@ -58,6 +60,8 @@ void selftest_sample(const struct dcrace_slot *s, struct dentry *dentry,
 	if (selftest_break)
 		nd = (const void *)nd + sizeof(long);
 	st_sampled++;
+	if (s->kind == LK_OPEN)
+		st_open_sampled++;
 	if (!name_matches(nd, dentry)) {
 		st_bad_name++;
 		bad = true;
@@ -77,8 +81,11 @@ void selftest_sample(const struct dcrace_slot *s, struct dentry *dentry,
 
 void selftest_step_closed(const struct dcrace_slot *s)
 {
-	if (mine() && s->valid)
+	if (mine() && s->valid) {
 		st_closed++;
+		if (s->kind == LK_OPEN)
+			st_open_closed++;
+	}
 }
 
 /* 0, or -ENODEV after one line naming what failed. */
@@ -96,11 +103,15 @@ static int selftest_check(void)
 		       "nameidata mirror: LOOKUP_RCU not set in nd->flags";
 	else if (!st_closed)
 		what = "no sampled step was closed at walk_component's return";
+	else if (open_covered() && !st_open_sampled)
+		what = "open()'s last component: no lookup sampled (lookup_fast in path_openat)";
+	else if (open_covered() && !st_open_closed)
+		what = "open()'s last component: no step closed at terminate_walk()";
 	if (!what)
 		return 0;
-	pr_err("dcrace: self-check failed: %s (steps opened %u, sampled %u, closed %u; mirror ok %u, bad name %u, next_seq %u, flags %u); not loading\n",
-	       what, st_opened, st_sampled, st_closed, st_ok, st_bad_name,
-	       st_bad_seq, st_bad_rcu);
+	pr_err("dcrace: self-check failed: %s (steps opened %u, sampled %u, closed %u, open sampled %u, closed %u; mirror ok %u, bad name %u, next_seq %u, flags %u); not loading\n",
+	       what, st_opened, st_sampled, st_closed, st_open_sampled,
+	       st_open_closed, st_ok, st_bad_name, st_bad_seq, st_bad_rcu);
 	return -ENODEV;
 }
 
@@ -118,7 +129,8 @@ int selftest_verdict(void)
 		WRITE_ONCE(selftest_on, true);
 		warm_up_walks();
 		WRITE_ONCE(selftest_on, false);
-		if (st_ok && st_closed)
+		if (st_ok && st_closed &&
+		    (!open_covered() || (st_open_sampled && st_open_closed)))
 			break;
 	}
 	WRITE_ONCE(selftest_task, NULL);

@@ -30,7 +30,8 @@ static bool sites_closed;	/* unloading: learn nothing more */
 #define DCRACE_STACK_SCAN	48
 
 unsigned long wc_lookup_ret;	/* after walk_component's call of lookup_fast */
-static int k_lookup = -1, k_walk = -1;	/* their word offsets at the site */
+int k_lookup = -1;		/* lookup_fast's return address at the site */
+static int k_walk = -1;		/* walk_component's, when it is the caller */
 static int stack_seen;			/* learning hits that agreed */
 static bool stack_bad;			/* learning hits disagreed */
 static bool stack_learning;
@@ -149,7 +150,8 @@ int walk_pre(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	/* at the return, the return address is popped */
 	step_open(ra, regs->sp + sizeof(long),
-		  (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0));
+		  (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0),
+		  LK_WALK);
 	return 0;
 }
 
@@ -172,6 +174,8 @@ void warm_up_walks(void)
 	for (i = 0; i < ARRAY_SIZE(paths); i++)
 		if (!kern_path(paths[i], LOOKUP_FOLLOW, &path))
 			path_put(&path);
+	/* and an open(): its last component is open_last_lookups()' */
+	open_warm_up();
 }
 
 void sites_warm_up(void)
@@ -181,13 +185,21 @@ void sites_warm_up(void)
 	warm_up_walks();
 	irq_work_sync(&site_irq_work);
 	flush_work(&site_work);
-	if (!stack_claim || !wc_lookup_ret)
+	if (!wc_lookup_ret)
 		return;
-	/* the sites are armed now: steps are tracked, offsets can be learnt */
+	/*
+	 * The sites are armed now: steps are tracked, offsets can be learnt
+	 * (k_lookup also serves open() and the other callers of lookup_fast,
+	 * with or without stack mode).
+	 */
 	WRITE_ONCE(stack_learning, true);
 	warm_up_walks();
 	WRITE_ONCE(stack_learning, false);
-	if (stack_seen < 2 || stack_bad || k_lookup < 0 || k_walk < 0)
+	if (stack_seen < 2 || stack_bad || k_lookup < 0 || k_walk < 0) {
+		WRITE_ONCE(k_lookup, -1);
+		return;
+	}
+	if (!stack_claim)
 		return;
 	/*
 	 * From now on rcu_lookup claims the steps: disable the entry probe
@@ -261,14 +273,18 @@ int stack_mode_claim(struct pt_regs *regs)
 	unsigned long ra;
 
 	/* no dentry: the step leaves RCU mode or fails, nothing to judge */
-	if (!dentry || sp[k_lookup] != wc_lookup_ret)
+	if (!dentry)
 		return 0;
+	if (sp[k_lookup] != wc_lookup_ret) {
+		lookup_other(regs, dentry);
+		return 0;
+	}
 	ra = sp[k_walk];
 	if (!site_ready(ra))
 		return 0;
 	/* the walk's nameidata: set by set_nameidata() for this walk */
 	s = step_open(ra, (unsigned long)&sp[k_walk + 1],
-		      (struct dcrace_nd_head *)current->nameidata);
+		      (struct dcrace_nd_head *)current->nameidata, LK_WALK);
 	if (s)
 		rcu_sample(s, dentry, READ_ONCE(s->nd->next_seq));
 	return 0;

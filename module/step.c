@@ -2,14 +2,16 @@
 /*
  * dcrace: one walk step, from its start to its judgment.
  *
- * A step is walk_component() on one path component. Its task owns a slot
- * from the step's start (walk_component entry, or the rcu_lookup probe in
- * stack mode) to its return, where it is judged.
+ * A step is walk_component() on one path component, or open()'s last
+ * lookup (open.c). Its task owns a slot from the step's start
+ * (walk_component entry, or the rcu_lookup probe in stack mode) to its
+ * end, where it is judged.
  *
  * Lifetime rule: a dentry pointer sampled by the rcu_lookup probe is
- * dereferenced only in the walk_component return handler of the same
- * step, and only while the walk is still in RCU mode (LOOKUP_RCU set),
- * i.e. inside the RCU read-side section in which it was found. Pointers
+ * dereferenced only at the end of the same step (judge_snapshot(): the
+ * walk_component return handler, or terminate_walk() for open()), and
+ * only while the walk is still in RCU mode (LOOKUP_RCU set), i.e. inside
+ * the RCU read-side section in which it was found. Pointers
  * from the kill probe are compared, never dereferenced later.
  */
 #include <linux/hash.h>
@@ -25,6 +27,12 @@
 #define DCRACE_SLOT_PROBE	16
 
 static struct dcrace_slot slots[DCRACE_SLOTS];
+static struct dcrace_snap snaps[DCRACE_SLOTS];
+
+struct dcrace_snap *slot_snap(const struct dcrace_slot *s)
+{
+	return &snaps[s - slots];
+}
 
 struct dcrace_slot *slot_find(struct task_struct *t)
 {
@@ -54,9 +62,10 @@ static struct dcrace_slot *slot_claim(struct task_struct *t)
 	return NULL;
 }
 
-static void slot_release(struct dcrace_slot *s)
+void slot_release(struct dcrace_slot *s)
 {
 	s->valid = false;
+	s->snapped = false;
 	s->dentry = NULL;
 	s->ret_site = 0;
 	/* Order the clears above before the slot can be claimed again. */
@@ -69,7 +78,7 @@ static void slot_release(struct dcrace_slot *s)
  * the task's slot and reset it.
  */
 struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
-			      struct dcrace_nd_head *nd)
+			      struct dcrace_nd_head *nd, enum dcrace_lookup_kind kind)
 {
 	struct dcrace_slot *s = slot_claim(current);
 
@@ -82,10 +91,12 @@ struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 		cnt_inc(C_STEP_LOST);
 	s->valid = false;
 	s->stepped = false;
+	s->snapped = false;
+	s->kind = kind;
 	s->ret_site = ret_site;
 	s->ret_sp = ret_sp;
 	s->nd = nd;
-	cnt_inc(C_WALKS);
+	cnt_inc(kind == LK_OPEN ? C_OPEN_LOOKUPS : C_WALKS);
 	if (unlikely(READ_ONCE(selftest_on)))
 		selftest_step_opened();
 	return s;
@@ -94,38 +105,53 @@ struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 /* ---- where the NULL-inode test is --------------------------------------- */
 
 /*
- * Does walk_component() test the inode for NULL before step_into()? Our
- * patched kernels do (patch 0001 puts the 3.0-era test back); stock 6.1
- * does not: its only NULL-inode test is in step_into(), after the d_seq
- * check that is the 2011 fix. -1 (auto, parameter early_test) learns it
- * from what the walks do; only with the step_into probe armed, since
- * without it no step looks "stepped" and stock 6.1 would learn 1.
+ * Does the step test the inode for NULL before step_into()? Per lookup:
+ * walk_component() has such a test on our patched kernels (patch 0001
+ * puts the 3.0-era test back); stock 6.1 does not: its only NULL-inode
+ * test is in step_into(), after the d_seq check that is the 2011 fix.
+ * -1 (auto, parameter early_test) learns it from what the walks do; only
+ * with the step_into probe armed, since without it no step looks
+ * "stepped" and stock 6.1 would learn 1. open_last_lookups() has none in
+ * 6.1 (only the open-last variant adds one): its value starts at 0 and is
+ * learnt the same way (no parameter).
  */
-static atomic_t early_test_seen = ATOMIC_INIT(-1);
+static atomic_t early_test_seen[NR_LOOKUP_KINDS] = {
+	[LK_WALK] = ATOMIC_INIT(-1),
+	[LK_OPEN] = ATOMIC_INIT(0),
+};
 
-int early_test_now(void)
+static int early_test_kind(enum dcrace_lookup_kind kind)
 {
 	s64 e = atomic64_read(&early_test.val);
 
-	return e >= 0 ? (int)e : atomic_read(&early_test_seen);
+	if (kind == LK_WALK && e >= 0)
+		return (int)e;
+	return atomic_read(&early_test_seen[kind]);
+}
+
+int early_test_now(void)
+{
+	return early_test_kind(LK_WALK);
 }
 
 static void early_test_learn(const struct dcrace_slot *s, long ret,
 			     bool seq_changed)
 {
+	atomic_t *seen = &early_test_seen[s->kind];
 	int cur, now;
 
-	if (atomic64_read(&early_test.val) >= 0 || !probes[P_STEP].sym)
+	if ((s->kind == LK_WALK && atomic64_read(&early_test.val) >= 0) ||
+	    !probes[P_STEP].sym)
 		return;
-	cur = atomic_read(&early_test_seen);
+	cur = atomic_read(seen);
 	now = dcrace_learn_early_test(cur, s->stepped, (int)ret, seq_changed);
 	if (now != cur)
-		atomic_set(&early_test_seen, now);
+		atomic_set(seen, now);
 }
 
 /* ---- judging ------------------------------------------------------------- */
 
-static void count_verdict(enum dcrace_verdict v)
+static void count_verdict(enum dcrace_verdict v, enum dcrace_lookup_kind kind)
 {
 	static const enum dcrace_counter c[] = {
 		[DCRACE_GENUINE_NEGATIVE] = C_GENUINE_NEG,
@@ -135,60 +161,112 @@ static void count_verdict(enum dcrace_verdict v)
 		[DCRACE_CAUGHT_LATE] = C_CAUGHT_LATE,
 		[DCRACE_UNEXPECTED] = C_UNEXPECTED,
 	};
+	/* the same verdicts per lookup (0: no per-lookup counter) */
+	static const enum dcrace_counter per[NR_LOOKUP_KINDS][DCRACE_UNEXPECTED] = {
+		[LK_WALK] = {
+			[DCRACE_GENUINE_NEGATIVE] = C_WALK_GENUINE_NEG,
+			[DCRACE_FALSE_ENOENT] = C_WALK_FALSE_ENOENT,
+			[DCRACE_CAUGHT] = C_WALK_CAUGHT,
+			[DCRACE_CAUGHT_LATE] = C_WALK_CAUGHT_LATE,
+		},
+		[LK_OPEN] = {
+			[DCRACE_GENUINE_NEGATIVE] = C_OPEN_GENUINE_NEG,
+			[DCRACE_PRUNED_NEGATIVE] = C_OPEN_PRUNED_NEG,
+			[DCRACE_FALSE_ENOENT] = C_OPEN_FALSE_ENOENT,
+			[DCRACE_CAUGHT] = C_OPEN_CAUGHT,
+			[DCRACE_CAUGHT_LATE] = C_OPEN_CAUGHT_LATE,
+		},
+	};
 
-	if (v != DCRACE_NONE && v < ARRAY_SIZE(c))
-		cnt_inc(c[v]);
+	if (v == DCRACE_NONE || v >= ARRAY_SIZE(c))
+		return;
+	cnt_inc(c[v]);
+	if (kind < NR_LOOKUP_KINDS && v < DCRACE_UNEXPECTED && per[kind][v])
+		cnt_inc(per[kind][v]);
 }
 
-static void judge(struct dcrace_slot *s, struct dcrace_nd_head *nd, long ret)
+const char *lookup_kind_name(enum dcrace_lookup_kind kind)
 {
-	struct dentry *dentry = s->dentry;
-	struct dcrace_sighting sg = { .result = (int)ret };
-	struct dcrace_kill_key key;
-	struct dcrace_kill k;
-	enum dcrace_verdict v;
-	unsigned int cur;
-	bool killed, parent_changed;
-	u64 now;
+	return kind == LK_OPEN ? "open" : "walk";
+}
 
-	/* Still in the RCU read-side section in which @dentry was found. */
-	sg.inode_null = !READ_ONCE(dentry->d_inode);
-	if (!sg.inode_null)
+/*
+ * The step's state at its end, read while the walk is still in RCU mode
+ * (the caller checked LOOKUP_RCU), i.e. inside the RCU read-side section
+ * in which s->dentry was found: the dentry is not dereferenced after
+ * this. Only a NULL inode needs more than one read.
+ */
+void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd)
+{
+	struct dcrace_snap *sn = slot_snap(s);
+	struct dentry *dentry = s->dentry;
+	struct dentry *parent = READ_ONCE(nd->path.dentry);
+	struct dcrace_kill_key key;
+
+	s->snapped = true;
+	sn->inode_null = !READ_ONCE(dentry->d_inode);
+	if (!sn->inode_null)
 		return;
 	/*
-	 * -ECHILD with the parent's d_seq changed, before step_into():
-	 * lookup_fast() may have bailed out on the parent before the step
-	 * looked at the child's inode at all, so this is no NULL-inode
-	 * sighting of the child. nd->path is still the parent: the failed
-	 * step did not move it. See dcrace_parent_filtered().
+	 * For the parent filter (dcrace_parent_filtered()): nd->path is
+	 * still the parent, a failed step does not move it.
 	 */
-	parent_changed = ret == -ECHILD &&
-		raw_read_seqcount(&nd->path.dentry->d_seq) != nd->seq;
-	if (dcrace_parent_filtered((int)ret, s->stepped, parent_changed)) {
-		cnt_inc(C_PARENT_ECHILD);
-		return;
-	}
-	cnt_inc(C_NULL_INODE);
-	cur = raw_read_seqcount(&dentry->d_seq);
-	sg.seq_changed = cur != s->seq;
-	now = ktime_get_mono_fast_ns();
+	sn->parent_changed = parent &&
+		raw_read_seqcount(&parent->d_seq) != nd->seq;
+	sn->cur = raw_read_seqcount(&dentry->d_seq);
+	sn->now = ktime_get_mono_fast_ns();
 	/* the kill record's key: killing keeps d_parent and d_name */
 	key.dentry = dentry;
 	key.parent = READ_ONCE(dentry->d_parent);
 	key.hash = READ_ONCE(dentry->d_name.hash);
 	key.seq = s->seq;
-	killed = kill_find(&key, &k);
-	sg.was_positive = s->positive || (killed && k.positive);
+	sn->killed = kill_find(&key, &sn->k);
+	/*
+	 * The dentry's own name, not nd->last: that may point into a symlink
+	 * body that walk_component() released before step_into() (put_link()
+	 * of a link's last component; KASAN caught it in the soak). The name
+	 * (freed after a grace period, NUL-terminated) is valid in this RCU
+	 * section; a rename may switch it, so its length is not trusted.
+	 */
+	dcrace_copy_name(sn->name, sizeof(sn->name),
+			 READ_ONCE(dentry->d_name.name), &sn->name_truncated);
+}
+
+/*
+ * Judge step @s from its snapshot, now that its result @ret is known
+ * (judged at @now). Reads nothing but the slot.
+ */
+void judge_verdict(struct dcrace_slot *s, long ret, u64 now)
+{
+	const struct dcrace_snap *sn = slot_snap(s);
+	struct dcrace_sighting sg = { .result = (int)ret, .inode_null = true };
+	enum dcrace_verdict v;
+
+	if (!s->snapped || !sn->inode_null)
+		return;
+	/*
+	 * -ECHILD with the parent's d_seq changed, before step_into():
+	 * lookup_fast() may have bailed out on the parent before the step
+	 * looked at the child's inode at all, so this is no NULL-inode
+	 * sighting of the child. See dcrace_parent_filtered().
+	 */
+	if (dcrace_parent_filtered((int)ret, s->stepped, sn->parent_changed)) {
+		cnt_inc(C_PARENT_ECHILD);
+		return;
+	}
+	cnt_inc(C_NULL_INODE);
+	sg.seq_changed = sn->cur != s->seq;
+	sg.was_positive = s->positive || (sn->killed && sn->k.positive);
 	early_test_learn(s, ret, sg.seq_changed);
 	/*
 	 * Caught by step_into(): late if an early test looked first (or we
 	 * do not know yet); else step_into() holds the step's only test.
 	 */
-	sg.late = s->stepped && early_test_now() != 0;
+	sg.late = s->stepped && early_test_kind(s->kind) != 0;
 	v = dcrace_classify(&sg);
-	count_verdict(v);
+	count_verdict(v, s->kind);
 	if (dcrace_verdict_is_race(v))
-		report_event(s, v, ret, cur, now, killed ? &k : NULL);
+		report_event(s, v, ret, now);
 }
 
 /* The end of a step: judge it (if it ended in an error) and free the slot. */
@@ -196,11 +274,13 @@ void step_done(struct dcrace_slot *s, long ret)
 {
 	if (unlikely(READ_ONCE(selftest_on)))
 		selftest_step_closed(s);
-	if (s->valid && (ret == -ENOENT || ret == -ECHILD)) {
-		if (READ_ONCE(s->nd->flags) & LOOKUP_RCU)
-			judge(s, s->nd, ret);
-		else
+	if (s->valid && dcrace_result_judged((int)ret)) {
+		if (READ_ONCE(s->nd->flags) & LOOKUP_RCU) {
+			judge_snapshot(s, s->nd);
+			judge_verdict(s, ret, slot_snap(s)->now);
+		} else {
 			cnt_inc(C_NOT_RCU);
+		}
 	}
 	slot_release(s);
 }
@@ -232,7 +312,7 @@ int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (!knob(K_ENABLED))
 		return 1;
 	*slot = step_open(0, 0, (struct dcrace_nd_head *)
-			     regs_get_kernel_argument(regs, 0));
+			  regs_get_kernel_argument(regs, 0), LK_WALK);
 	if (!*slot)
 		return 1;
 	this_cpu_inc(dcrace_pcpu.inflight[P_WALK]);
@@ -294,8 +374,11 @@ int rcu_site_pre(struct kprobe *p, struct pt_regs *regs)
 	if (READ_ONCE(stack_mode))
 		return stack_mode_claim(regs);
 	s = slot_find(current);
-	if (!s)
+	/* no walk step of ours: open()'s last lookup, or another caller */
+	if (!s || s->kind != LK_WALK) {
+		lookup_other(regs, (struct dentry *)regs->ax);
 		return 0;
+	}
 	if (stack_learning_now() && s->ret_site)
 		stack_learn(s, regs);
 	rcu_sample(s, (struct dentry *)regs->ax, READ_ONCE(s->nd->next_seq));

@@ -30,6 +30,19 @@ DCRACE_COUNTER(C_NEW_SITE,       "steps_unjudged_new_site")
 DCRACE_COUNTER(C_STEP_LOST,      "steps_return_missed")
 DCRACE_COUNTER(C_EVENTS_DROPPED, "events_dropped_busy")
 DCRACE_COUNTER(C_KILL_BUSY,      "kill_lookups_busy")
+/* per lookup (the trace event's lookup=): walk_component's, open()'s last */
+DCRACE_COUNTER(C_WALK_FALSE_ENOENT, "walk_false_enoent")
+DCRACE_COUNTER(C_WALK_CAUGHT,    "walk_caught")
+DCRACE_COUNTER(C_WALK_CAUGHT_LATE, "walk_caught_late")
+DCRACE_COUNTER(C_WALK_GENUINE_NEG, "walk_genuine_negative")
+DCRACE_COUNTER(C_OPEN_LOOKUPS,   "open_lookups")
+DCRACE_COUNTER(C_OPEN_FALSE_ENOENT, "open_false_enoent")
+DCRACE_COUNTER(C_OPEN_CAUGHT,    "open_caught")
+DCRACE_COUNTER(C_OPEN_CAUGHT_LATE, "open_caught_late")
+DCRACE_COUNTER(C_OPEN_GENUINE_NEG, "open_genuine_negative")
+DCRACE_COUNTER(C_OPEN_PRUNED_NEG, "open_pruned_negative")
+DCRACE_COUNTER(C_OPEN_UNJUDGED,  "open_unjudged")
+DCRACE_COUNTER(C_OTHER_LOOKUPS,  "other_lookups")
 #undef DCRACE_COUNTER
 #endif
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 33
+plan 49
 
 secs=${DCRACE_MODULE_SECONDS:-30}
 isecs=${DCRACE_INJECT_SECONDS:-10}
@@ -184,4 +184,42 @@ diag "$s"
 ok "$([[ -z $s ]]; echo $?)" "no oops, BUG or WARNING in the load-time checks"
 ok "$([[ -z $(grep 'self-check failed' "$T_RESULTS/module-cycles.log" || true) ]]; echo $?)" \
 	"the self-check passed in every load of the 20 cycles under load"
+# 7. every RCU lookup (issue 13): open()'s last component on the variant
+# kernels, per-lookup counters, the dcrace:dcrace_race trace event (its
+# contract format, one line per race), genuine negatives of open()
+TR=/sys/kernel/tracing
+TRACE_ON="[ -e $TR/trace ] || mount -t tracefs nodev $TR; echo 8192 > $TR/buffer_size_kb; echo 1 > $TR/events/dcrace/dcrace_race/enable"
+TRACE_OUT="echo 0 > $TR/tracing_on; sed -n 's/.*dcrace_race: /DCRACE-TR /p' $TR/trace"
+NEG="cat /mnt/nope 2>/dev/null; cat /mnt/nope 2>/dev/null; cat /mnt/nope 2>/dev/null"
+PROBES="grep -E '^lookup_caller|^open_return' $D/probes | sed 's/^/DCRACE-P /'"
+# the contract (docs/debugfs.md, "Trace events")
+TRFMT='^DCRACE-TR verdict=(false_enoent|caught|caught_late|unexpected) pid=[0-9]+ comm=[^ ]+ lookup=(walk|open) component=[^ ]+ seq=[0-9]+/[0-9]+ result=-?[0-9]+ killer=-?[0-9]+/[^ ]+ kill_to_read_ns=-?[0-9]+ ns=[0-9]+$'
+for k in open-last mount-refetch fixed; do
+	log=$T_RESULTS/module-open-$k.log
+	rc=0
+	guest "$k" "$log" "$TRACE_ON; $INJ; $WL --mode open --duration $isecs; $TRACE_OUT; $NEG; $STATS; $PROBES" || rc=$?
+	ok "$rc" "$k: injected open run with trace events completed (log $log)"
+	counts "$k" "$log"
+	of=$(stat open_false_enoent "$log") wf=$(stat walk_false_enoent "$log")
+	trf=$(grep -c '^DCRACE-TR verdict=false_enoent ' "$log" || true)
+	trn=$(grep -c '^DCRACE-TR ' "$log" || true)
+	trok=$(grep '^DCRACE-TR ' "$log" | grep -cvE "$TRFMT" || true)
+	diag "$k open ${isecs}s: user ${u[$k]}, module false_enoent ${m[$k]} (walk $wf, open $of), caught ${c[$k]} (walk $(stat walk_caught "$log"), open $(stat open_caught "$log")), open_lookups $(stat open_lookups "$log"), open_genuine_negative $(stat open_genuine_negative "$log"), trace events $trn ($trf false_enoent, $trok off-format)"
+	if [[ $k == fixed ]]; then
+		ok "$([[ ${u[$k]} == 0 && ${m[$k]} == 0 && $trf == 0 ]]; echo $?)" "$k open: no false ENOENT (user ${u[$k]}, module ${m[$k]}, trace $trf)"
+		ok "$([[ $(stat walk_caught "$log") -gt 0 && $(stat open_caught "$log") -gt 0 ]]; echo $?)" \
+			"$k open: caught on both lookups (walk $(stat walk_caught "$log"), open $(stat open_caught "$log"))"
+	else
+		ok "$([[ ${u[$k]} =~ ^[0-9]+$ && ${u[$k]} -gt 0 ]] && is_count "${m[$k]}" && [[ ${m[$k]} == "${u[$k]}" ]]; echo $?)" \
+			"$k open: module false_enoent equals user-visible, > 0 (${m[$k]} = ${u[$k]})"
+		ok "$([[ $trf == "${m[$k]}" && $((wf + of)) == "${m[$k]}" ]]; echo $?)" \
+			"$k open: one trace event per false ENOENT ($trf), walk + open = total ($wf + $of)"
+	fi
+	ok "$([[ $trn -gt 0 && $trok == 0 ]]; echo $?)" "$k: every trace event in the contract's format ($trn events, $trok not)"
+	ok "$([[ $(stat open_genuine_negative "$log") -gt 0 ]] && grep -q '^DCRACE-P lookup_caller path_openat+[^ ]* open tracked' "$log" &&
+		grep -q '^DCRACE-P open_return do_filp_open+' "$log"; echo $?)" \
+		"$k: open()'s lookup is tracked, its genuine negatives counted ($(stat open_genuine_negative "$log"))"
+done
+ok "$([[ $(stat open_false_enoent "$T_RESULTS/module-open-open-last.log") == "${m[open-last]}" ]]; echo $?)" \
+	"open-last: every false ENOENT is open()'s last component"
 done_testing

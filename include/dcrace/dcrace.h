@@ -37,6 +37,8 @@ struct dcrace_sighting {
 };
 
 enum dcrace_verdict dcrace_classify(const struct dcrace_sighting *s);
+/* Whether a step that ended with @result is judged at all. */
+bool dcrace_result_judged(int result);
 int dcrace_learn_early_test(int cur, bool stepped, int result,
 			    bool seq_changed);
 const char *dcrace_verdict_name(enum dcrace_verdict v);
@@ -98,6 +100,14 @@ void dcrace_copy_name(char *dst, size_t size, const unsigned char *src,
 		      bool *truncated);
 
 /*
+ * A trace event's value: @src (NUL-terminated, at most @size - 1 bytes
+ * taken) into @dst with every space or non-printable byte replaced by
+ * @repl, so that "key=value" stays one word; an empty @src gives "@repl".
+ * @dst may be @src.
+ */
+void dcrace_trace_word(char *dst, const char *src, size_t size, char repl);
+
+/*
  * What identifies a kill record: the dentry's address, its d_seq at
  * __dentry_kill() entry (the walker's sample, when this kill is the one
  * that invalidated it), its parent and its name hash. The pointers are
@@ -136,6 +146,10 @@ static inline bool dcrace_parent_filtered(int result, bool stepped,
 
 unsigned int dcrace_find_calls(const u8 *text, size_t len, unsigned long base,
 			       unsigned long target, unsigned long *after);
+/* The same, the first @max call sites in *@after, in address order. */
+unsigned int dcrace_find_calls_all(const u8 *text, size_t len,
+				   unsigned long base, unsigned long target,
+				   unsigned long *after, unsigned int max);
 
 /* Strict knob parsing; 0 or -EINVAL, *out untouched on error. */
 int dcrace_parse_s64(const char *buf, s64 min, s64 max, s64 *out);

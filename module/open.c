@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dcrace: open()'s last component, and the other callers of lookup_fast().
+ *
+ * open_last_lookups() (inlined into path_openat() on our builds) calls
+ * lookup_fast() and step_into() itself, not through walk_component(). Its
+ * step is opened at the rcu_lookup site when lookup_fast()'s return
+ * address (at the stack word k_lookup learnt at load, sites.c) is the one
+ * after its call in path_openat() (or in open_last_lookups(), when that is
+ * out of line). The step ends in terminate_walk(), which path_openat()
+ * always calls (probed on its call instructions in path_openat(), so that
+ * stat() walks do not pay for it; on terminate_walk()'s entry when those
+ * are not found): while LOOKUP_RCU is still set there, the RCU section in
+ * which the dentry was found is still open and judge_snapshot() reads the
+ * dentry. The step's result is known only at path_openat()'s return (its
+ * ERR_PTR), after terminate_walk() left RCU: kprobes on the instructions
+ * after each call of path_openat() (do_filp_open(), do_file_open_root()),
+ * armed at load, judge the snapshot there (judge_verdict(), no dentry
+ * read). Any other caller of lookup_fast() seen at the rcu_lookup site is
+ * counted (other_lookups) and listed in "probes".
+ */
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/ktime.h>
+#include <linux/namei.h>
+#include "internal.h"
+
+unsigned long open_lookup_ret;	/* after open_last_lookups' lookup_fast call */
+static char open_lookup_name[KSYM_SYMBOL_LEN];
+
+struct dcrace_open_site {
+	struct kprobe kp;
+	bool armed;
+	char name[KSYM_SYMBOL_LEN];
+};
+
+static struct dcrace_open_site open_sites[DCRACE_OPEN_SITES];
+static unsigned int nr_open_sites;
+
+/* path_openat()'s calls of terminate_walk(): the probe is on the call */
+static struct kprobe term_sites[DCRACE_TERM_SITES];
+static unsigned int nr_term_sites;
+static char term_where[KSYM_SYMBOL_LEN];
+
+/* Callers of lookup_fast() that are neither walk_component() nor open. */
+static unsigned long other_callers[DCRACE_OTHER_CALLERS];
+static atomic64_t other_hits[DCRACE_OTHER_CALLERS];
+
+bool open_covered(void)
+{
+	return open_lookup_ret && nr_open_sites && probes[P_TERM].sym &&
+	       READ_ONCE(k_lookup) >= 0;
+}
+
+/*
+ * At the rcu_lookup site, with no walk_component() step of ours open:
+ * open the step of open()'s last lookup, or count another caller.
+ */
+void lookup_other(struct pt_regs *regs, struct dentry *dentry)
+{
+	const unsigned long *sp = (const unsigned long *)regs->sp;
+	int k = READ_ONCE(k_lookup), i;
+	unsigned long caller;
+	struct dcrace_slot *s;
+
+	if (!dentry || k < 0 || stack_learning_now())
+		return;
+	caller = sp[k];
+	if (caller == open_lookup_ret) {
+		if (!nr_open_sites || !probes[P_TERM].sym)
+			return;
+		s = step_open(0, 0, (struct dcrace_nd_head *)current->nameidata,
+			      LK_OPEN);
+		if (s)
+			rcu_sample(s, dentry, READ_ONCE(s->nd->next_seq));
+		return;
+	}
+	/* walk_component's, not tracked (a site not armed yet) */
+	if (caller == wc_lookup_ret)
+		return;
+	cnt_inc(C_OTHER_LOOKUPS);
+	for (i = 0; i < DCRACE_OTHER_CALLERS; i++) {
+		unsigned long c = READ_ONCE(other_callers[i]);
+
+		if (!c && !cmpxchg(&other_callers[i], 0, caller))
+			c = caller;
+		if (c == caller) {
+			atomic64_inc(&other_hits[i]);
+			return;
+		}
+	}
+}
+
+/*
+ * terminate_walk(nd), at its call (the argument already in place) or its
+ * entry: the end of open()'s last step. In RCU mode,
+ * snapshot it (the dentry is read here, in its RCU section); a NULL inode
+ * waits for path_openat()'s return, where the result is known.
+ */
+int term_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct dcrace_nd_head *nd = (struct dcrace_nd_head *)
+				    regs_get_kernel_argument(regs, 0);
+	struct dcrace_slot *s;
+
+	hit(P_TERM);
+	s = slot_find(current);
+	if (!s || s->kind != LK_OPEN)
+		return 0;
+	if (unlikely(READ_ONCE(selftest_on)))
+		selftest_step_closed(s);
+	if (s->valid && s->nd == nd && !s->snapped &&
+	    (READ_ONCE(nd->flags) & LOOKUP_RCU)) {
+		judge_snapshot(s, nd);
+		if (slot_snap(s)->inode_null)
+			return 0;
+	}
+	slot_release(s);
+	return 0;
+}
+
+/* After a call of path_openat(): rax is its file or ERR_PTR. */
+static int open_ret_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct dcrace_slot *s = slot_find(current);
+	void *file = (void *)regs->ax;
+	long ret = IS_ERR(file) ? PTR_ERR(file) : 0;
+
+	if (!s || s->kind != LK_OPEN)
+		return 0;
+	if (s->snapped && slot_snap(s)->inode_null) {
+		if (dcrace_result_judged((int)ret))
+			judge_verdict(s, ret, ktime_get_mono_fast_ns());
+		else
+			cnt_inc(C_OPEN_UNJUDGED);
+	}
+	slot_release(s);
+	return 0;
+}
+
+static void open_site_arm(unsigned long addr)
+{
+	struct dcrace_open_site *st = &open_sites[nr_open_sites];
+	int err;
+
+	memset(&st->kp, 0, sizeof(st->kp));
+	st->kp.addr = (kprobe_opcode_t *)addr;
+	st->kp.pre_handler = open_ret_pre;
+	sprint_symbol(st->name, addr);
+	err = register_kprobe(&st->kp);
+	if (err) {
+		pr_warn("dcrace: cannot probe path_openat's return to %s: %d\n",
+			st->name, err);
+		return;
+	}
+	st->armed = true;
+	nr_open_sites++;
+}
+
+/*
+ * At load, in process context, before any workload: find open's lookup
+ * call site and arm path_openat()'s return sites. Nothing armed: open()'s
+ * last component is not covered ("probes" says so), not an error.
+ */
+static void term_arm(void)
+{
+	unsigned long after[DCRACE_TERM_SITES];
+	unsigned int n, j;
+
+	if (!probe_wanted(P_TERM))
+		return;
+	n = call_sites_after("path_openat", "terminate_walk", after,
+			     DCRACE_TERM_SITES);
+	for (j = 0; n <= DCRACE_TERM_SITES && j < n; j++) {
+		struct kprobe *kp = &term_sites[nr_term_sites];
+
+		memset(kp, 0, sizeof(*kp));
+		kp->addr = (kprobe_opcode_t *)(after[j] - DCRACE_CALL_LEN);
+		kp->pre_handler = term_pre;
+		if (register_kprobe(kp))
+			break;
+		nr_term_sites++;
+	}
+	if (nr_term_sites == n && n) {
+		sprint_symbol(term_where, after[0] - DCRACE_CALL_LEN);
+		probes[P_TERM].sym = term_where;
+		probes[P_TERM].fast = true;
+		return;
+	}
+	/* not all found or armed: terminate_walk()'s entry, for every walk */
+	if (probe_arm(P_TERM))
+		pr_warn("dcrace: probe terminate_walk missing; open()'s last component is not judged\n");
+}
+
+int open_arm(void)
+{
+	static const char * const callers[] = {
+		"do_filp_open", "do_file_open_root",
+	};
+	unsigned long after[DCRACE_OPEN_SITES];
+	unsigned int i, j, n;
+
+	if (!probes[P_RCU].fast)
+		return 0;
+	open_lookup_ret = call_site_after("path_openat", "lookup_fast");
+	if (!open_lookup_ret)
+		open_lookup_ret = call_site_after("open_last_lookups",
+						  "lookup_fast");
+	if (!open_lookup_ret) {
+		pr_warn("dcrace: no call of lookup_fast() found for open(); its last component is not judged\n");
+		return 0;
+	}
+	sprint_symbol(open_lookup_name, open_lookup_ret);
+	term_arm();
+	if (!probes[P_TERM].sym)
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(callers); i++) {
+		n = call_sites_after(callers[i], "path_openat", after,
+				     DCRACE_OPEN_SITES - nr_open_sites);
+		for (j = 0; j < n && nr_open_sites < DCRACE_OPEN_SITES; j++)
+			open_site_arm(after[j]);
+	}
+	return 0;
+}
+
+/* Add the armed kprobes to the unregistering batch @kps (disarm_all()). */
+void open_kprobes(struct kprobe **kps, int *n)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_open_sites; i++)
+		kps[(*n)++] = &open_sites[i].kp;
+	for (i = 0; i < nr_term_sites; i++)
+		kps[(*n)++] = &term_sites[i];
+}
+
+unsigned long open_kprobes_missed(void)
+{
+	unsigned long n = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr_open_sites; i++)
+		n += open_sites[i].kp.nmissed;
+	for (i = 0; i < nr_term_sites; i++)
+		n += term_sites[i].nmissed;
+	return n;
+}
+
+/* After disarm_all(): forget everything. */
+void open_clear(void)
+{
+	memset(open_sites, 0, sizeof(open_sites));
+	nr_open_sites = 0;
+	memset(term_sites, 0, sizeof(term_sites));
+	nr_term_sites = 0;
+	open_lookup_ret = 0;
+}
+
+/* The load's warm-up: one open() of our own (its last component). */
+void open_warm_up(void)
+{
+	struct file *f = filp_open("/proc/self/status", O_RDONLY, 0);
+
+	if (!IS_ERR(f))
+		filp_close(f, NULL);
+}
+
+/* "probes": the callers of lookup_fast() and path_openat()'s return sites. */
+void open_probes_show(struct seq_file *m)
+{
+	unsigned int i;
+
+	if (wc_lookup_ret)
+		seq_printf(m, "lookup_caller %pS walk %s %llu\n",
+			   (void *)wc_lookup_ret, "tracked",
+			   (u64)pcpu_sum(c[C_WALKS]));
+	if (open_lookup_ret)
+		seq_printf(m, "lookup_caller %s open %s %llu\n",
+			   open_lookup_name,
+			   open_covered() ? "tracked" : "missing",
+			   (u64)pcpu_sum(c[C_OPEN_LOOKUPS]));
+	else
+		seq_puts(m, "lookup_caller open_last_lookups open missing 0\n");
+	for (i = 0; i < DCRACE_OTHER_CALLERS; i++) {
+		unsigned long c = READ_ONCE(other_callers[i]);
+
+		if (c)
+			seq_printf(m, "lookup_caller %pS other untracked %lld\n",
+				   (void *)c, atomic64_read(&other_hits[i]));
+	}
+	for (i = 0; i < nr_open_sites; i++)
+		seq_printf(m, "open_return %s kprobe armed -\n",
+			   open_sites[i].name);
+}
