@@ -128,6 +128,31 @@ static void oracle_parent_filter(struct kunit *test)
 }
 
 /*
+ * A return probe closes only the step that is returning: the owner's, at
+ * the site and stack pointer recorded when it opened. A stale slot (a ".."
+ * step returning through the same site at another depth, or another
+ * task's slot) is left alone.
+ */
+static void oracle_step_returns(struct kunit *test)
+{
+	static int me, other;
+	const unsigned long site = 0xffffffff81000010UL, sp = 0xffffc90000001f00UL;
+
+	KUNIT_EXPECT_TRUE(test, dcrace_step_returns(&me, &me, site, sp, site, sp));
+	/* same site, another depth: a step that opened no slot */
+	KUNIT_EXPECT_FALSE(test, dcrace_step_returns(&me, &me, site, sp, site, sp + 64));
+	KUNIT_EXPECT_FALSE(test, dcrace_step_returns(&me, &me, site, sp, site, sp - 64));
+	/* another return site */
+	KUNIT_EXPECT_FALSE(test, dcrace_step_returns(&me, &me, site, sp, site + 5, sp));
+	/* another task's slot, or a free one */
+	KUNIT_EXPECT_FALSE(test, dcrace_step_returns(&other, &me, site, sp, site, sp));
+	KUNIT_EXPECT_FALSE(test, dcrace_step_returns(NULL, &me, 0, 0, 0, 0));
+	/* the kretprobe fallback: 0 recorded, 0 seen, owner checked */
+	KUNIT_EXPECT_TRUE(test, dcrace_step_returns(&me, &me, 0, 0, 0, 0));
+	KUNIT_EXPECT_FALSE(test, dcrace_step_returns(&other, &me, 0, 0, 0, 0));
+}
+
+/*
  * A kill record names the killer only of the same dentry: same address
  * and d_seq (small values, 0 or 2 mostly) are not enough.
  */
@@ -192,6 +217,7 @@ static struct kunit_case oracle_cases[] = {
 	KUNIT_CASE(oracle_learns_early_test),
 	KUNIT_CASE(oracle_parent_filter),
 	KUNIT_CASE(oracle_kill_key),
+	KUNIT_CASE(oracle_step_returns),
 	KUNIT_CASE(oracle_own_sample),
 	KUNIT_CASE(oracle_results_judged),
 	{}

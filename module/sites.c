@@ -64,8 +64,9 @@ static int site_pre(struct kprobe *p, struct pt_regs *regs)
 	 * no slot, e.g. "..", may return here too, and must not close a
 	 * stale one).
 	 */
-	if (!s || s->ret_site != (unsigned long)p->addr ||
-	    s->ret_sp != regs->sp)
+	if (!s || !dcrace_step_returns(READ_ONCE(s->owner), current,
+				       s->ret_site, s->ret_sp,
+				       (unsigned long)p->addr, regs->sp))
 		return 0;
 	step_done(s, (long)regs->ax);
 	return 0;

@@ -324,7 +324,8 @@ int walk_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct dcrace_slot **slot = (struct dcrace_slot **)ri->data;
 
 	/* the slot is this step's only while current owns it */
-	if (READ_ONCE((*slot)->owner) == current)
+	if (dcrace_step_returns(READ_ONCE((*slot)->owner), current,
+				(*slot)->ret_site, (*slot)->ret_sp, 0, 0))
 		step_done(*slot, (long)regs_return_value(regs));
 	this_cpu_dec(dcrace_pcpu.inflight[P_WALK]);
 	return 0;

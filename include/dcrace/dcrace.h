@@ -141,6 +141,21 @@ static inline bool dcrace_parent_filtered(int result, bool stepped,
 	return result == -ECHILD && !stepped && parent_changed;
 }
 
+/*
+ * Whether a return probe may close a slot's step: the slot must belong to
+ * the task that is returning, and the return must be the one the step
+ * recorded when it opened, site and stack pointer (a ".." step opens no
+ * slot but returns through the same instruction, deeper or shallower on
+ * the stack). The kretprobe fallback records and sees 0 for both.
+ */
+static inline bool dcrace_step_returns(const void *owner, const void *task,
+				       unsigned long want_site,
+				       unsigned long want_sp,
+				       unsigned long site, unsigned long sp)
+{
+	return owner && owner == task && want_site == site && want_sp == sp;
+}
+
 /* A direct near call: e8 and a 32-bit displacement. */
 #define DCRACE_CALL_LEN		5
 
