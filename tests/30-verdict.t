@@ -241,19 +241,18 @@ ok "$([[ $(rcof t-two) -eq 0 ]] && rows t-two 2 0 0; echo $?)" "same tid, two ev
 mktr "$tmp/t-two1" 2 "[$(pe $F 101 $((B + 500))),$(pe $F 101 $((B + 1500)))]" 0 101:f7:$B
 judge t-two1 "$tmp/t-two1"
 ok "$([[ $(rcof t-two1) -eq $EX_DETECTOR ]] && rows t-two1 1 1 0; echo $?)" "same tid, one event, two failures: one event matches one failure only"
-mktr "$tmp/t-pid" 1 "[$(pe $F 101 $((B + 500)))]" 0 102:f7:$B
-judge t-pid "$tmp/t-pid"
-ok "$(rows t-pid 0 1 1; echo $?)" "another thread's event does not match"
+# one_event NAME PID:COMPONENT:NS EXIT MATCHED USER_ONLY MODULE_ONLY DESC: one
+# user failure of $F by tid 101, 500 ns after B, against one module event.
+one_event() {
+	mktr "$tmp/$1" 1 "[$(pe $F 101 $((B + 500)))]" 0 "$2:$B"
+	judge "$1" "$tmp/$1"
+	ok "$([[ $(rcof "$1") -eq $3 ]] && rows "$1" "$4" "$5" "$6"; echo $?)" "$7 (exit $(rcof "$1"))"
+}
+one_event t-pid 102:f7 "$EX_DETECTOR" 0 1 1 "another thread's event does not match"
 # The pruned component may be an intermediate directory of the path.
-mktr "$tmp/t-dir" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:d3:$B
-judge t-dir "$tmp/t-dir"
-ok "$([[ $(rcof t-dir) -eq 0 ]] && rows t-dir 1 0 0; echo $?)" "component d3, an intermediate directory of $F: matched"
-mktr "$tmp/t-nodir" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:d4:$B
-judge t-nodir "$tmp/t-nodir"
-ok "$(rows t-nodir 0 1 1; echo $?)" "component d4, not in $F: no match"
-mktr "$tmp/t-part" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f:$B
-judge t-part "$tmp/t-part"
-ok "$(rows t-part 0 1 1; echo $?)" "component f, a prefix of a short component: no match"
+one_event t-dir 101:d3 0 1 0 0 "component d3, an intermediate directory of $F: matched"
+one_event t-nodir 101:d4 "$EX_DETECTOR" 0 1 1 "component d4, not in $F: no match"
+one_event t-part 101:f "$EX_DETECTOR" 0 1 1 "component f, a prefix of a short component: no match"
 # Lost events, a truncated paths list, a cut section: infrastructure.
 mktr "$tmp/t-lost" 1 "[$(pe $F 101 $((B + 500)))]" 3 101:f7:$B
 judge t-lost "$tmp/t-lost"
