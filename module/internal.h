@@ -177,6 +177,8 @@ struct dcrace_slot {
 struct dcrace_slot *slot_find(struct task_struct *t);
 struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 			      struct dcrace_nd_head *nd, enum dcrace_lookup_kind kind);
+void step_open_sampled(unsigned long ret_site, unsigned long ret_sp,
+		       enum dcrace_lookup_kind kind, struct dentry *dentry);
 void step_done(struct dcrace_slot *s, long ret);
 void slot_release(struct dcrace_slot *s);
 struct dcrace_snap *slot_snap(const struct dcrace_slot *s);

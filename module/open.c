@@ -61,7 +61,6 @@ void lookup_other(struct pt_regs *regs, struct dentry *dentry)
 	const unsigned long *sp = (const unsigned long *)regs->sp;
 	int k = READ_ONCE(k_lookup), i;
 	unsigned long caller;
-	struct dcrace_slot *s;
 
 	if (!dentry || k < 0 || stack_learning_now())
 		return;
@@ -69,10 +68,7 @@ void lookup_other(struct pt_regs *regs, struct dentry *dentry)
 	if (caller == open_lookup_ret) {
 		if (!nr_open_sites || !probes[P_TERM].sym)
 			return;
-		s = step_open(0, 0, (struct dcrace_nd_head *)current->nameidata,
-			      LK_OPEN);
-		if (s)
-			rcu_sample(s, dentry, READ_ONCE(s->nd->next_seq));
+		step_open_sampled(0, 0, LK_OPEN, dentry);
 		return;
 	}
 	/* walk_component's, not tracked (a site not armed yet) */

@@ -270,7 +270,6 @@ int stack_mode_claim(struct pt_regs *regs)
 {
 	const unsigned long *sp = (const unsigned long *)regs->sp;
 	struct dentry *dentry = (struct dentry *)regs->ax;
-	struct dcrace_slot *s;
 	unsigned long ra;
 
 	/* no dentry: the step leaves RCU mode or fails, nothing to judge */
@@ -283,10 +282,6 @@ int stack_mode_claim(struct pt_regs *regs)
 	ra = sp[k_walk];
 	if (!site_ready(ra))
 		return 0;
-	/* the walk's nameidata: set by set_nameidata() for this walk */
-	s = step_open(ra, (unsigned long)&sp[k_walk + 1],
-		      (struct dcrace_nd_head *)current->nameidata, LK_WALK);
-	if (s)
-		rcu_sample(s, dentry, READ_ONCE(s->nd->next_seq));
+	step_open_sampled(ra, (unsigned long)&sp[k_walk + 1], LK_WALK, dentry);
 	return 0;
 }

@@ -302,6 +302,22 @@ void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
 	maybe_inject();
 }
 
+/*
+ * A step opened at the rcu_lookup site itself (stack mode, open()'s last
+ * lookup): the walk is current->nameidata's, and the sample is taken at
+ * once from the d_seq __d_lookup_rcu() just stored in nd->next_seq.
+ */
+void step_open_sampled(unsigned long ret_site, unsigned long ret_sp,
+		       enum dcrace_lookup_kind kind, struct dentry *dentry)
+{
+	struct dcrace_slot *s;
+
+	s = step_open(ret_site, ret_sp,
+		      (struct dcrace_nd_head *)current->nameidata, kind);
+	if (s)
+		rcu_sample(s, dentry, READ_ONCE(s->nd->next_seq));
+}
+
 /* ---- kretprobe handlers (fast=0) ----------------------------------------- */
 
 int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
