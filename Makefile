@@ -2,10 +2,12 @@
 # (out of tree: make -C <kernel build tree> M=$PWD).
 #
 #   make compare     the main job: unfixed vs fixed kernel, side by side
+#                    (LINE=6.12: on the 6.12 line; default LINE=6.1)
 #   make bench       probe cost, time to first false ENOENT, pipeline times
 #                    (writes docs/benchmarks.md and .json; ARGS=--cold too)
 #   make check       every test (host and in-guest), ends "N passed, N failed"
-#   make kernels     build the unfixed and fixed kernels (VARIANT=debug too)
+#   make kernels     build the line's kernels (VARIANT=debug: the KASAN one,
+#                    VARIANT=debian: fetch Debian's stock ones)
 #   make initramfs   the busybox guest image
 #   make module      dcrace.ko against the guest kernel tree (W=1)
 #   make deps        install the Debian packages needed
@@ -13,6 +15,12 @@
 HS := host-scripts
 VARIANT ?= std
 ARGS ?=
+# The kernel line (host-scripts/dcrace_harness/defs.sh: DCRACE_LINES).
+LINE ?= $(or $(DCRACE_LINE),6.1)
+export DCRACE_LINE := $(LINE)
+LINES := 6.1 6.12
+# The line's unfixed kernel (6.1's names carry no line).
+UNFIXED := $(if $(filter 6.1,$(LINE)),unfixed,$(LINE)/unfixed)
 
 .PHONY: all deps kernels initramfs module compare bench check lint help clean
 
@@ -25,13 +33,13 @@ deps:
 	@$(HS)/deps
 
 kernels: deps
-	@$(HS)/build-kernels --variant $(VARIANT)
+	@$(HS)/build-kernels --line $(LINE) --variant $(VARIANT)
 
 initramfs: deps
 	@$(HS)/build-initramfs
 
 module: kernels
-	@$(HS)/build-module $(if $(filter debug,$(VARIANT)),--kernel debug)
+	@$(HS)/build-module --kernel $(if $(filter debug,$(VARIANT)),debug,$(UNFIXED))
 
 compare: kernels initramfs module
 	@$(HS)/compare $(ARGS)
@@ -40,8 +48,11 @@ bench: kernels initramfs module
 	@$(HS)/bench $(ARGS)
 
 check: deps kernels initramfs module
-	@$(HS)/build-kernels --variant debug
-	@$(HS)/build-kernels --variant debian
+	@$(HS)/build-kernels --line 6.1 --variant debug
+	@for l in $(LINES); do \
+		$(HS)/build-kernels --line $$l --variant std && \
+		$(HS)/build-kernels --line $$l --variant debian || exit 1; \
+	done
 	@tests/run $(ARGS)
 
 lint:

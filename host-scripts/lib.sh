@@ -4,9 +4,12 @@
 DCRACE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DCRACE_CACHE=${DCRACE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dcrace}
 # The kernel line: the source (linux-source-$DCRACE_LINE) and the patch
-# series under patches/$DCRACE_LINE/.
+# series under patches/$DCRACE_LINE/. Scripts that handle a kernel by name
+# switch to its line (set_line); DCRACE_SRC_TARBALL overrides the source
+# of the line given in the environment only.
 DCRACE_LINE=${DCRACE_LINE:-6.1}
-
+_DCRACE_LINE0=$DCRACE_LINE
+_DCRACE_TARBALL0=${DCRACE_SRC_TARBALL:-}
 DCRACE_SRC_TARBALL=${DCRACE_SRC_TARBALL:-/usr/src/linux-source-$DCRACE_LINE.tar.xz}
 PROG=$(basename "$0")
 
@@ -17,6 +20,16 @@ DCRACE_BUILD_RECIPE=1
 # shared with the Python harness and the tests.
 # shellcheck source=host-scripts/dcrace_harness/defs.sh
 source "$DCRACE_ROOT/host-scripts/dcrace_harness/defs.sh"
+
+# set_line LINE: make LINE the current kernel line (source and patches).
+set_line() {
+	DCRACE_LINE=$1
+	if [[ $1 == "$_DCRACE_LINE0" && -n $_DCRACE_TARBALL0 ]]; then
+		DCRACE_SRC_TARBALL=$_DCRACE_TARBALL0
+	else
+		DCRACE_SRC_TARBALL=/usr/src/linux-source-$1.tar.xz
+	fi
+}
 
 die() {
 	local code=1
@@ -129,53 +142,81 @@ cache_lock() {
 	fi
 }
 
-# kernel_field NAME COLUMN: a column of the kernel table (defs.sh): build,
-# early_test, expect or patches; fails for a name not in it.
+# kernel_field NAME COLUMN: a column of the kernel table (defs.sh): line,
+# build, early_test, expect, patches or package; fails for a name not in it.
 kernel_field() {
-	local name build early expect patches
-	while read -r name build early expect patches; do
+	local name line build early expect patches package
+	while read -r name line build early expect patches package; do
 		[[ $name == "$1" ]] || continue
 		case $2 in
+		line) echo "$line" ;;
 		build) echo "$build" ;;
 		early_test) echo "$early" ;;
 		expect) echo "$expect" ;;
 		patches) echo "$patches" ;;
+		package) echo "$package" ;;
 		esac
 		return 0
 	done <<<"$DCRACE_KERNELS"
 	return 1
 }
 
-# kernel_names BUILD|all: the names in the kernel table (of one build).
+# kernel_names BUILD|all [LINE]: the names in the kernel table (of one
+# build, of one line).
 kernel_names() {
-	local name build rest
-	while read -r name build rest; do
-		[[ -n $name && ($1 == all || $build == "$1") ]] && echo "$name"
+	local name line build rest
+	while read -r name line build rest; do
+		[[ -n $name && ($1 == all || $build == "$1") ]] || continue
+		[[ -z ${2:-} || $line == "$2" ]] && echo "$name"
 	done <<<"$DCRACE_KERNELS"
 	return 0
 }
 
-# kernel_dir VARIANT: the cache directory of the current key.
-kernel_dir() {
-	echo "$DCRACE_CACHE/kernels/$1-$(build_key "$1")"
+# kernel_subdir NAME: the directory of a built kernel in its build's cache
+# directory (the name without its line: "6.12/fixed" -> "fixed").
+kernel_subdir() {
+	echo "${1##*/}"
 }
 
-# resolve_kernel NAME|PATH: print the bzImage path for unfixed, fixed,
-# debug, debian, or a path to a bzImage; fail with one line if there is none.
+# kernel_dir VARIANT [LINE]: the cache directory of the current key.
+kernel_dir() {
+	(
+		set_line "${2:-$DCRACE_LINE}"
+		echo "$DCRACE_CACHE/kernels/$1-$(build_key "$1")"
+	)
+}
+
+# kernels_lock VARIANT [LINE]: the cache lock of a line's build.
+kernels_lock() {
+	echo "kernels-${2:-$DCRACE_LINE}-$1"
+}
+
+# debian_current NAME: the link to the fetched kernel of a debian row.
+debian_current() {
+	if [[ $1 == debian ]]; then
+		echo "$DCRACE_CACHE/debian/current"
+	else
+		echo "$DCRACE_CACHE/debian/current-$1"
+	fi
+}
+
+# resolve_kernel NAME|PATH: print the bzImage path for a kernel of the
+# table or a path to a bzImage; fail with one line if there is none.
 resolve_kernel() {
-	local k=$1 dir build
+	local k=$1 dir build line
 	build=$(kernel_field "$k" build) || build=
+	line=$(kernel_field "$k" line) || line=
 	case $build in
 	std | debug)
-		dir=$(kernel_dir "$build")
-		[[ -f $dir/done && -f $dir/$k/bzImage ]] ||
-			die "$EX_USAGE" "kernel '$k' is not built (run: make kernels$([[ $build == std ]] || echo " VARIANT=$build"))"
-		echo "$dir/$k/bzImage"
+		dir=$(kernel_dir "$build" "$line")
+		[[ -f $dir/done && -f $dir/$(kernel_subdir "$k")/bzImage ]] ||
+			die "$EX_USAGE" "kernel '$k' is not built (run: make kernels LINE=$line$([[ $build == std ]] || echo " VARIANT=$build"))"
+		echo "$dir/$(kernel_subdir "$k")/bzImage"
 		;;
 	debian)
-		dir=$DCRACE_CACHE/debian/current
+		dir=$(debian_current "$k")
 		[[ -f $dir/done && -f $dir/vmlinuz ]] ||
-			die "$EX_USAGE" "kernel 'debian' is not fetched (run: make kernels VARIANT=debian)"
+			die "$EX_USAGE" "kernel '$k' is not fetched (run: make kernels LINE=$line VARIANT=debian)"
 		readlink -f "$dir/vmlinuz"
 		;;
 	*)
@@ -193,18 +234,20 @@ resolve_kernel() {
 
 # module_tree NAME: the kernel build tree to build dcrace.ko against.
 module_tree() {
-	case $(kernel_field "$1" build) in
-	std) echo "$(kernel_dir std)/src" ;;
-	debug) echo "$(kernel_dir debug)/src" ;;
+	local build line
+	build=$(kernel_field "$1" build) || return 1
+	line=$(kernel_field "$1" line)
+	case $build in
+	std | debug) echo "$(kernel_dir "$build" "$line")/src" ;;
 	# Resolved: the headers of another Debian version get another build.
-	debian) echo "$(readlink -f "$DCRACE_CACHE/debian/current")/headers" ;;
+	debian) echo "$(readlink -f "$(debian_current "$1")")/headers" ;;
 	*) return 1 ;;
 	esac
 }
 
-# debian_overlay: the initramfs overlay with the Debian kernel's modules.
+# debian_overlay NAME: the initramfs overlay with a Debian kernel's modules.
 debian_overlay() {
-	echo "$(readlink -f "$DCRACE_CACHE/debian/current")/overlay.cpio.gz"
+	echo "$(readlink -f "$(debian_current "$1")")/overlay.cpio.gz"
 }
 
 # early_test_param NAME: dcrace.ko's early_test= for a kernel of the

@@ -83,7 +83,7 @@ mkdir -p "$tmp/dcache/debian/6.1.0-1-amd64_1"
 ln -s 6.1.0-1-amd64_1 "$tmp/dcache/debian/current"
 cp "$tmp/bzImage" "$tmp/dcache/debian/6.1.0-1-amd64_1/vmlinuz"
 touch "$tmp/dcache/debian/6.1.0-1-amd64_1/done"
-expect_error "run-guest, Debian's module overlay missing" "$EX_INFRA" "module overlay is missing: .*overlay.cpio.gz \\(run: make kernels VARIANT=debian\\)" \
+expect_error "run-guest, Debian's module overlay missing" "$EX_INFRA" "module overlay is missing: .*overlay.cpio.gz \\(run: make kernels LINE=6.1 VARIANT=debian\\)" \
 	env DCRACE_CACHE="$tmp/dcache" "$HS/run-guest" -q --kernel debian --log "$tmp/deb.log"
 
 # The kernel cache key holds the compiler's version: another gcc, another key.

@@ -188,6 +188,12 @@ def bench_overhead(args, outdir):
 
 # ---- time to first false ENOENT ---------------------------------------
 
+def first_kernel(args):
+    """The unfixed kernel of --kernel's line: time to first runs there."""
+    k = defs.KERNELS.get(args.kernel)
+    return defs.line_name(k.line if k else defs.LINES[0], "unfixed")
+
+
 def bench_first(args, outdir):
     kinds = [("natural, no module", 0, False, 60.0),
              ("natural, dcrace.ko loaded", 0, True, 30.0),
@@ -198,7 +204,7 @@ def bench_first(args, outdir):
         for b in range(args.boots):
             log = os.path.join(outdir, "first-%s-%d.log" % (re.sub(r"\W+", "_", label), b + 1))
             spec = RunSpec(inject_us=inject, duration=dur, stop_first=True, module=module)
-            r = run_once(spec, "unfixed", log, "%s boot %d/%d" % (label, b + 1, args.boots))
+            r = run_once(spec, first_kernel(args), log, "%s boot %d/%d" % (label, b + 1, args.boots))
             f = r["result"].get("first_false_enoent_s")
             if f is None:
                 missed += 1

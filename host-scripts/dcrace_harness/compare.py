@@ -61,9 +61,12 @@ def build_parser():
     p.add_argument("--mem", help="guest memory (default %s; cp: %s, the copies "
                    "run short of memory as in Hugh's reproduction)" % (default_mem("stat"), default_mem("cp")))
     p.add_argument("--runs", type=A.positive_int, default=1, help="runs per kernel (default 1)")
-    p.add_argument("--kernels", default="unfixed,fixed",
-                   help="comma-separated kernels: %s (debian: Debian's stock kernel) or bzImage paths "
-                   "(default unfixed,fixed)" % ", ".join(defs.kernel_names()))
+    line = os.environ.get("DCRACE_LINE") or defs.LINES[0]
+    pair = ",".join(defs.line_name(line, n) for n in ("unfixed", "fixed"))
+    p.add_argument("--kernels", default=pair,
+                   help="comma-separated kernels: %s (debian*: Debian's stock kernels; 6.12/*, "
+                   "debian-6.12*: the 6.12 line) or bzImage paths (default %s; DCRACE_LINE=6.12 "
+                   "makes it the 6.12 pair)" % (", ".join(defs.kernel_names()), pair))
     p.add_argument("--match-window-ms", type=A.positive_int, default=MATCH_WINDOW_NS // 10**6,
                    metavar="MS", help="a user failure matches a module event at most MS after it "
                    "(default %d)" % (MATCH_WINDOW_NS // 10**6))
@@ -231,8 +234,9 @@ def gather(args, spec):
     sys.stderr.write("compare: logs in %s\n" % shown(outdir))
     for i in range(args.runs):
         for n in names:
-            label = "%s run %d/%d" % (os.path.basename(n), i + 1, args.runs)
-            log = os.path.join(outdir, "%s-run%d.log" % (os.path.basename(n), i + 1))
+            short = defs.file_name(n) if n in defs.KERNELS else os.path.basename(n)
+            label = "%s run %d/%d" % (short, i + 1, args.runs)
+            log = os.path.join(outdir, "%s-run%d.log" % (short, i + 1))
             runs[n].append(run_once(spec, n, log, label, window_ns=args.match_window_ms * 10**6))
     return names, runs, outdir
 

@@ -46,8 +46,10 @@ def is_splat(line):
 class Kernel:
     """One row of the kernel table."""
 
-    def __init__(self, name, build, early_test, expect, patches):
+    def __init__(self, name, line, build, early_test, expect, patches, package):
         self.name = name
+        self.line = line
+        self.package = None if package == "-" else package
         self.build = build
         self.early_test = early_test
         self.expect = expect
@@ -68,5 +70,18 @@ for _row in _DEFS["DCRACE_KERNELS"].strip().splitlines():
     KERNELS[_k.name] = _k
 
 
-def kernel_names():
-    return list(KERNELS)
+LINES = _DEFS["DCRACE_LINES"].split()
+
+
+def kernel_names(line=None):
+    return [n for n, k in KERNELS.items() if line is None or k.line == line]
+
+
+def line_name(line, name):
+    """The table's name of kernel NAME (unfixed, fixed, ...) on LINE."""
+    return name if line == LINES[0] else "%s/%s" % (line, name)
+
+
+def file_name(name):
+    """A kernel name as a file name part ("6.12/unfixed" -> "6.12-unfixed")."""
+    return name.replace("/", "-")

@@ -22,21 +22,33 @@ DCRACE_SPLAT_RE='BUG:|WARNING:|Oops|Call Trace|general protection|KASAN|possible
 DCRACE_SPLAT_OWN='BUG: dcrace: false ENOENT in rcu-walk'
 
 # The kernels known by name, one per line:
-#   name  build  early_test  expect  patches
-# build: how it is made (std: build-kernels' unfixed+fixed tree, debug:
+#   name  line  build  early_test  expect  patches  package
+# line: the kernel line (6.1, 6.12): std and debug kernels are built from
+# /usr/src/linux-source-LINE.tar.xz with the series under patches/LINE/;
+# names of another line than 6.1 say it ("6.12/unfixed", "debian-6.12").
+# build: how it is made (std: build-kernels' group of one tree, debug:
 # build-kernels --variant debug, debian: fetch-debian); early_test:
 # dcrace.ko's early_test= (where the kernel tests for a NULL inode, "-"
 # for none); expect: race (the bug is in it) or clean (fixed); patches:
 # the series applied to the pristine source, comma-separated prefixes
-# under patches/$DCRACE_LINE/ ("0001" is 0001-*.patch, "open-last/0001"
-# is open-last/0001-*.patch; "-": none, not built here). compare
-# needs one race and one clean kernel for a verdict (unfixed and fixed);
-# any other clean one with a false ENOENT fails the fix too.
+# under patches/LINE/ ("0001" is 0001-*.patch, "open-last/0001" is
+# open-last/0001-*.patch; "-": none, not built here); package: for debian
+# kernels the Debian meta package whose image is fetched ("-" otherwise).
+# compare needs one race and one clean kernel for a verdict (unfixed and
+# fixed); any other clean one with a false ENOENT fails the fix too.
 DCRACE_KERNELS='
-unfixed       std    1 race  0001
-fixed         std    1 clean 0001,0002
-mount-refetch std    0 race  mount-refetch/0001
-open-last     std    0 race  open-last/0001
-debug         debug  1 race  0001
-debian        debian 0 clean -
+unfixed            6.1  std    1 race  0001               -
+fixed              6.1  std    1 clean 0001,0002          -
+mount-refetch      6.1  std    0 race  mount-refetch/0001 -
+open-last          6.1  std    0 race  open-last/0001     -
+debug              6.1  debug  1 race  0001               -
+debian             6.1  debian 0 clean -                  linux-image-amd64
+6.12/unfixed       6.12 std    1 race  0001               -
+6.12/fixed         6.12 std    1 clean 0001,0002          -
+6.12/mount-refetch 6.12 std    0 race  mount-refetch/0001 -
+6.12/open-last     6.12 std    0 race  open-last/0001     -
+debian-6.12        6.12 debian 0 clean -                  linux-image-6.12-amd64
+debian-6.12-rt     6.12 debian 0 clean -                  linux-image-6.12-rt-amd64
 '
+# The kernel lines, and the pair compare and make compare use on each.
+DCRACE_LINES='6.1 6.12'
