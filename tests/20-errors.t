@@ -4,7 +4,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 33
+plan 45
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -93,6 +93,27 @@ chmod +x "$tmp/gcc/gcc"
 k1=$(bash -c 'source "$1/lib.sh"; build_key std' _ "$HS")
 k2=$(PATH=$tmp/gcc:$PATH bash -c 'source "$1/lib.sh"; build_key std' _ "$HS")
 ok "$([[ -n $k1 && -n $k2 && $k1 != "$k2" ]]; echo $?)" "the kernel cache key changes with the compiler ($k1, $k2)"
+
+# Kernel lines: each line's kernels have their own key (source, patches),
+# a 6.1 name and a 6.12 name resolve to their own line's build, and a bad
+# line or Debian kernel name is a usage error.
+k61=$(bash -c 'source "$1/lib.sh"; kernel_dir std 6.1' _ "$HS")
+k612=$(bash -c 'source "$1/lib.sh"; kernel_dir std 6.12' _ "$HS")
+ok "$([[ $k61 == */kernels/std-* && $k612 == */kernels/std-* && $k61 != "$k612" ]]; echo $?)" \
+	"6.1 and 6.12 kernels have their own cache keys ($(basename "$k61"), $(basename "$k612"))"
+t612=$(bash -c 'source "$1/lib.sh"; module_tree 6.12/open-last' _ "$HS")
+ok "$([[ $t612 == "$k612/src" && $(bash -c 'source "$1/lib.sh"; module_tree open-last' _ "$HS") == "$k61/src" ]]; echo $?)" \
+	"6.12/open-last builds against the 6.12 tree, open-last against 6.1's"
+expect_error "build-kernels, unknown line" "$EX_USAGE" '^build-kernels: error: unknown line: 7\.0 \(6\.1, 6\.12\)' \
+	env DCRACE_CACHE="$tmp/cache" "$HS/build-kernels" --line 7.0
+expect_error "build-kernels, no debug kernel on 6.12" "$EX_USAGE" '^build-kernels: error: line 6\.12 has no debug kernel' \
+	env DCRACE_CACHE="$tmp/cache" "$HS/build-kernels" --line 6.12 --variant debug
+expect_error "fetch-debian, not a Debian kernel" "$EX_USAGE" '^fetch-debian: error: not a Debian kernel of the table: 6\.12/fixed \(want debian,debian-6\.12,debian-6\.12-rt\)' \
+	env DCRACE_CACHE="$tmp/cache" "$HS/fetch-debian" --kernel 6.12/fixed
+expect_error "run-guest, 6.12 kernel not built" "$EX_USAGE" "kernel '6\.12/fixed' is not built \(run: make kernels LINE=6\.12\)" \
+	env DCRACE_CACHE="$tmp/cache" "$HS/run-guest" -q --kernel 6.12/fixed
+expect_error "run-guest, debian-6.12-rt not fetched" "$EX_USAGE" "kernel 'debian-6\.12-rt' is not fetched \(run: make kernels LINE=6\.12 VARIANT=debian\)" \
+	env DCRACE_CACHE="$tmp/cache" "$HS/run-guest" -q --kernel debian-6.12-rt
 
 # The cache is locked: while another run holds the initramfs lock, a build
 # waits for it, then writes beside its final name and renames.
