@@ -378,7 +378,9 @@ def markdown(doc):
 
 def build_parser():
     p = A.Parser(prog="bench", description=__doc__)
-    p.add_argument("--kernel", default="unfixed", help="kernel for the overhead boot (default unfixed)")
+    unfixed = defs.line_name(os.environ.get("DCRACE_LINE") or defs.LINES[0], "unfixed")
+    p.add_argument("--kernel", default=unfixed, help="kernel for the overhead boot (default %s; "
+                   "DCRACE_LINE=6.12: 6.12/unfixed); time to first runs on its line's unfixed" % unfixed)
     p.add_argument("--rounds", type=A.positive_int, default=5,
                    help="overhead rounds in the boot: loaded rows per workload (default 5)")
     p.add_argument("--probe-rounds", type=int, default=3, choices=range(0, 101), metavar="N",
