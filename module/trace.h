@@ -12,7 +12,15 @@
 #define _DCRACE_TRACE_H
 
 #include <linux/tracepoint.h>
+#include <linux/version.h>
 #include <dcrace/dcrace.h>
+
+/* Since 6.10 __assign_str() takes the source from the field's __string(). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define dcrace_assign_str(dst, src) __assign_str(dst)
+#else
+#define dcrace_assign_str(dst, src) __assign_str(dst, src)
+#endif
 
 TRACE_EVENT(dcrace_race,
 	    TP_PROTO(const struct dcrace_event *e, const char *lookup),
@@ -29,11 +37,11 @@ TRACE_EVENT(dcrace_race,
 			     __array(char, killer_comm, TASK_COMM_LEN)
 			     __field(s64, kill_to_read_ns)
 			     __field(u64, ns)),
-	    TP_fast_assign(__assign_str(verdict, dcrace_verdict_name(e->verdict));
+	    TP_fast_assign(dcrace_assign_str(verdict, dcrace_verdict_name(e->verdict));
 			   __entry->pid = e->pid;
 			   dcrace_trace_word(__entry->comm, e->comm,
 					     TASK_COMM_LEN, '_');
-			   __assign_str(lookup, lookup);
+			   dcrace_assign_str(lookup, lookup);
 			   dcrace_trace_word(__entry->component, e->name,
 					     DCRACE_NAME_LEN, '?');
 			   __entry->seq_sampled = e->seq_sampled;
