@@ -12,15 +12,8 @@
 #define _DCRACE_TRACE_H
 
 #include <linux/tracepoint.h>
-#include <linux/version.h>
 #include <dcrace/dcrace.h>
-
-/* Since 6.10 __assign_str() takes the source from the field's __string(). */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
-#define dcrace_assign_str(dst, src) __assign_str(dst)
-#else
-#define dcrace_assign_str(dst, src) __assign_str(dst, src)
-#endif
+#include "compat.h"
 
 TRACE_EVENT(dcrace_race,
 	    TP_PROTO(const struct dcrace_event *e, const char *lookup),
