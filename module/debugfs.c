@@ -51,6 +51,7 @@ void reset_all(void)
 	dcrace_ring_reset(&events);
 	report_reset();
 	kill_reset();
+	open_reset();
 }
 
 static int stats_show(struct seq_file *m, void *v)

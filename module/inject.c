@@ -16,9 +16,20 @@
 #include <linux/string.h>
 #include "internal.h"
 
+/*
+ * The comm filter's writers take a raw spinlock, and its seqcount is
+ * associated with that: on PREEMPT_RT a reader of a seqcount_spinlock_t
+ * that sees an odd count takes the (sleeping) spinlock to let a preempted
+ * writer finish, and probe handlers must not sleep (measured on Debian's
+ * 6.12-rt with a comm writer in a loop: "BUG: scheduling while atomic" in
+ * the rcu_lookup probe, then a kernel BUG in the next int3). A
+ * seqcount_raw_spinlock_t reader never takes the lock; a raw spinlock's
+ * writer is not preempted.
+ */
 static char inject_comm[TASK_COMM_LEN];
-static DEFINE_SPINLOCK(comm_lock);	/* writers of inject_comm */
-static seqcount_spinlock_t comm_seq = SEQCNT_SPINLOCK_ZERO(comm_seq, &comm_lock);
+static DEFINE_RAW_SPINLOCK(comm_lock);	/* writers of inject_comm */
+static seqcount_raw_spinlock_t comm_seq =
+	SEQCNT_RAW_SPINLOCK_ZERO(comm_seq, &comm_lock);
 static DEFINE_PER_CPU(struct rnd_state, inject_rnd);
 static atomic64_t inject_count;		/* eligible lookups, for interval */
 
@@ -42,7 +53,7 @@ int inject_comm_set(const char *buf, size_t len)
 
 	if (ret)
 		return ret;
-	spin_lock_irqsave(&comm_lock, flags);
+	raw_spin_lock_irqsave(&comm_lock, flags);
 	if (!val[0] && knob(K_DELAY_US) > DCRACE_DELAY_ANY_MAX) {
 		ret = -EINVAL;
 	} else {
@@ -50,7 +61,7 @@ int inject_comm_set(const char *buf, size_t len)
 		memcpy(inject_comm, val, sizeof(inject_comm));
 		write_seqcount_end(&comm_seq);
 	}
-	spin_unlock_irqrestore(&comm_lock, flags);
+	raw_spin_unlock_irqrestore(&comm_lock, flags);
 	return ret;
 }
 
@@ -64,12 +75,12 @@ int inject_delay_set(const char *buf)
 
 	if (ret)
 		return ret;
-	spin_lock_irqsave(&comm_lock, flags);
+	raw_spin_lock_irqsave(&comm_lock, flags);
 	if (v > DCRACE_DELAY_ANY_MAX && !inject_comm[0])
 		ret = -EINVAL;
 	else
 		atomic64_set(&k->val, v);
-	spin_unlock_irqrestore(&comm_lock, flags);
+	raw_spin_unlock_irqrestore(&comm_lock, flags);
 	return ret;
 }
 
@@ -89,13 +100,14 @@ int inject_check(void)
 /* The comm filter and a newline, into @buf; returns the length. */
 int inject_comm_get(char *buf, size_t size)
 {
+	char val[TASK_COMM_LEN];
 	unsigned long flags;
-	int n;
 
-	spin_lock_irqsave(&comm_lock, flags);
-	n = scnprintf(buf, size, "%s\n", inject_comm);
-	spin_unlock_irqrestore(&comm_lock, flags);
-	return n;
+	/* no formatting under a raw lock: copy, then print */
+	raw_spin_lock_irqsave(&comm_lock, flags);
+	memcpy(val, inject_comm, sizeof(val));
+	raw_spin_unlock_irqrestore(&comm_lock, flags);
+	return scnprintf(buf, size, "%s\n", val);
 }
 
 /*

@@ -250,13 +250,13 @@ bool stack_learning_now(void);
 #define DCRACE_OPEN_SITES	8
 #define DCRACE_TERM_SITES	16
 #define DCRACE_OTHER_CALLERS	4
-
-extern unsigned long open_lookup_ret;
+#define DCRACE_OPEN_LOOKUPS	4
 
 int open_arm(void);
 void open_kprobes(struct kprobe **kps, int *n);
 unsigned long open_kprobes_missed(void);
 void open_clear(void);
+void open_reset(void);
 bool open_covered(void);
 void lookup_other(struct pt_regs *regs, struct dentry *dentry);
 void open_warm_up(void);

@@ -3,20 +3,22 @@
  * dcrace: open()'s last component, and the other callers of lookup_fast().
  *
  * open_last_lookups() (inlined into path_openat() on our builds) calls
- * lookup_fast() and step_into() itself, not through walk_component(). Its
- * step is opened at the rcu_lookup site when lookup_fast()'s return
- * address (at the stack word k_lookup learnt at load, sites.c) is the one
- * after its call in path_openat() (or in open_last_lookups(), when that is
- * out of line). The step ends in terminate_walk(), which path_openat()
- * always calls (probed on its call instructions in path_openat(), so that
- * stat() walks do not pay for it; on terminate_walk()'s entry when those
- * are not found): while LOOKUP_RCU is still set there, the RCU section in
- * which the dentry was found is still open and judge_snapshot() reads the
- * dentry. The step's result is known only at path_openat()'s return (its
- * ERR_PTR), after terminate_walk() left RCU: kprobes on the instructions
- * after each call of path_openat() (do_filp_open(), do_file_open_root()),
- * armed at load, judge the snapshot there (judge_verdict(), no dentry
- * read). Any other caller of lookup_fast() seen at the rcu_lookup site is
+ * lookup_fast() and step_into() itself, not through walk_component() (in
+ * 6.12 through lookup_fast_for_open(), which the compiler may inline twice,
+ * once for O_CREAT). Its step is opened at the rcu_lookup site when
+ * lookup_fast()'s return address (at the stack word k_lookup learnt at
+ * load, sites.c) is one after a call of it in path_openat(),
+ * open_last_lookups() or lookup_fast_for_open(). The step ends in
+ * terminate_walk(), which path_openat() always calls (probed on its call
+ * instructions in path_openat(), so that stat() walks do not pay for it;
+ * on terminate_walk()'s entry when those are not found): while LOOKUP_RCU
+ * is still set there, the RCU section in which the dentry was found is
+ * still open and judge_snapshot() reads the dentry. The step's result is
+ * known only at path_openat()'s return (its ERR_PTR), after
+ * terminate_walk() left RCU: kprobes on the instructions after each call
+ * of path_openat() (do_filp_open(), do_file_open_root()), armed at load,
+ * judge the snapshot there (judge_verdict(), no dentry read). Any other
+ * caller of lookup_fast() seen at the rcu_lookup site is
  * counted (other_lookups) and listed in "probes".
  */
 #include <linux/err.h>
@@ -25,8 +27,10 @@
 #include <linux/namei.h>
 #include "internal.h"
 
-unsigned long open_lookup_ret;	/* after open_last_lookups' lookup_fast call */
-static char open_lookup_name[KSYM_SYMBOL_LEN];
+/* After open()'s calls of lookup_fast(), and the steps each opened. */
+static unsigned long open_lookup_rets[DCRACE_OPEN_LOOKUPS];
+static unsigned int nr_open_lookups;
+static DEFINE_PER_CPU(u64 [DCRACE_OPEN_LOOKUPS], open_lookup_hits);
 
 struct dcrace_open_site {
 	struct kprobe kp;
@@ -48,7 +52,7 @@ static atomic64_t other_hits[DCRACE_OTHER_CALLERS];
 
 bool open_covered(void)
 {
-	return open_lookup_ret && nr_open_sites && probes[P_TERM].sym &&
+	return nr_open_lookups && nr_open_sites && probes[P_TERM].sym &&
 	       READ_ONCE(k_lookup) >= 0;
 }
 
@@ -65,9 +69,12 @@ void lookup_other(struct pt_regs *regs, struct dentry *dentry)
 	if (!dentry || k < 0 || stack_learning_now())
 		return;
 	caller = sp[k];
-	if (caller == open_lookup_ret) {
+	for (i = 0; i < nr_open_lookups; i++) {
+		if (caller != open_lookup_rets[i])
+			continue;
 		if (!nr_open_sites || !probes[P_TERM].sym)
 			return;
+		this_cpu_inc(open_lookup_hits[i]);
 		step_open_sampled(0, 0, LK_OPEN, dentry);
 		return;
 	}
@@ -188,6 +195,30 @@ static void term_arm(void)
 		pr_warn("dcrace: probe terminate_walk missing; open()'s last component is not judged\n");
 }
 
+/*
+ * open()'s calls of lookup_fast(), wherever they were inlined: 6.1's
+ * open_last_lookups(), 6.12's lookup_fast_for_open() (in path_openat() on
+ * Debian's 6.12 twice, the O_CREAT case apart). More than fit: none.
+ */
+static void open_lookups_find(void)
+{
+	static const char * const callers[] = {
+		"path_openat", "open_last_lookups", "lookup_fast_for_open",
+	};
+	unsigned int i, n;
+
+	for (i = 0; i < ARRAY_SIZE(callers); i++) {
+		n = call_sites_after(callers[i], "lookup_fast",
+				     open_lookup_rets + nr_open_lookups,
+				     DCRACE_OPEN_LOOKUPS - nr_open_lookups);
+		if (n > DCRACE_OPEN_LOOKUPS - nr_open_lookups) {
+			nr_open_lookups = 0;
+			return;
+		}
+		nr_open_lookups += n;
+	}
+}
+
 int open_arm(void)
 {
 	static const char * const callers[] = {
@@ -198,15 +229,11 @@ int open_arm(void)
 
 	if (!probes[P_RCU].fast)
 		return 0;
-	open_lookup_ret = call_site_after("path_openat", "lookup_fast");
-	if (!open_lookup_ret)
-		open_lookup_ret = call_site_after("open_last_lookups",
-						  "lookup_fast");
-	if (!open_lookup_ret) {
+	open_lookups_find();
+	if (!nr_open_lookups) {
 		pr_warn("dcrace: no call of lookup_fast() found for open(); its last component is not judged\n");
 		return 0;
 	}
-	sprint_symbol(open_lookup_name, open_lookup_ret);
 	term_arm();
 	if (!probes[P_TERM].sym)
 		return 0;
@@ -242,6 +269,16 @@ unsigned long open_kprobes_missed(void)
 	return n;
 }
 
+/* "reset": the open steps counted per call site. */
+void open_reset(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		memset(per_cpu(open_lookup_hits, cpu), 0,
+		       sizeof(open_lookup_hits));
+}
+
 /* After disarm_all(): forget everything. */
 void open_clear(void)
 {
@@ -249,7 +286,8 @@ void open_clear(void)
 	nr_open_sites = 0;
 	memset(term_sites, 0, sizeof(term_sites));
 	nr_term_sites = 0;
-	open_lookup_ret = 0;
+	memset(open_lookup_rets, 0, sizeof(open_lookup_rets));
+	nr_open_lookups = 0;
 }
 
 /* The load's warm-up: one open() of our own (its last component). */
@@ -270,12 +308,17 @@ void open_probes_show(struct seq_file *m)
 		seq_printf(m, "lookup_caller %pS walk %s %llu\n",
 			   (void *)wc_lookup_ret, "tracked",
 			   (u64)pcpu_sum(c[C_WALKS]));
-	if (open_lookup_ret)
-		seq_printf(m, "lookup_caller %s open %s %llu\n",
-			   open_lookup_name,
-			   open_covered() ? "tracked" : "missing",
-			   (u64)pcpu_sum(c[C_OPEN_LOOKUPS]));
-	else
+	for (i = 0; i < nr_open_lookups; i++) {
+		u64 n = 0;
+		int cpu;
+
+		for_each_possible_cpu(cpu)
+			n += per_cpu(open_lookup_hits, cpu)[i];
+		seq_printf(m, "lookup_caller %pS open %s %llu\n",
+			   (void *)open_lookup_rets[i],
+			   open_covered() ? "tracked" : "missing", n);
+	}
+	if (!nr_open_lookups)
 		seq_puts(m, "lookup_caller open_last_lookups open missing 0\n");
 	for (i = 0; i < DCRACE_OTHER_CALLERS; i++) {
 		unsigned long c = READ_ONCE(other_callers[i]);

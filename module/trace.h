@@ -13,6 +13,7 @@
 
 #include <linux/tracepoint.h>
 #include <dcrace/dcrace.h>
+#include "compat.h"
 
 TRACE_EVENT(dcrace_race,
 	    TP_PROTO(const struct dcrace_event *e, const char *lookup),
@@ -29,11 +30,11 @@ TRACE_EVENT(dcrace_race,
 			     __array(char, killer_comm, TASK_COMM_LEN)
 			     __field(s64, kill_to_read_ns)
 			     __field(u64, ns)),
-	    TP_fast_assign(__assign_str(verdict, dcrace_verdict_name(e->verdict));
+	    TP_fast_assign(dcrace_assign_str(verdict, dcrace_verdict_name(e->verdict));
 			   __entry->pid = e->pid;
 			   dcrace_trace_word(__entry->comm, e->comm,
 					     TASK_COMM_LEN, '_');
-			   __assign_str(lookup, lookup);
+			   dcrace_assign_str(lookup, lookup);
 			   dcrace_trace_word(__entry->component, e->name,
 					     DCRACE_NAME_LEN, '?');
 			   __entry->seq_sampled = e->seq_sampled;
