@@ -102,7 +102,7 @@ def summarize_cell(kernel, mode, kind, doc, max_first):
     c = {"kernel": kernel, "mode": mode, "kind": kind, "runs": len(runs),
          "reproduced": 0, "user": 0, "module_false": 0, "matched": 0,
          "user_only": 0, "module_only": 0, "runs_one_to_one": 0, "untraced": 0,
-         "walk_caught": 0, "open_caught": 0, "caught_late": 0, "firsts": [],
+         "walk_caught": 0, "open_caught": 0, "walk_false": 0, "open_false": 0, "caught_late": 0, "firsts": [],
          "syscalls": 0, "mix": doc["settings"].get("mix"),
          "duration": doc["settings"]["duration"], "failures": []}
     for r in runs:
@@ -116,6 +116,8 @@ def summarize_cell(kernel, mode, kind, doc, max_first):
         c["module_false"] += st.get("false_enoent", 0)
         c["walk_caught"] += st.get("walk_caught", 0)
         c["open_caught"] += st.get("open_caught", 0)
+        c["walk_false"] += st.get("walk_false_enoent", 0)
+        c["open_false"] += st.get("open_false_enoent", 0)
         c["caught_late"] += st.get("caught_late", 0)
         if tr is None:
             c["untraced"] += 1
