@@ -7,7 +7,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 22
+plan 25
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -124,6 +124,22 @@ rc=0
 ok "$([[ $rc == 2 ]] && grep -q "mix is for" "$tmp/err"; echo $?)" "--mix in mode cp: exit 2 (got $rc)"
 n=$("$wl" --help | grep -c -- '--mix OP=W' || true)
 ok "$([[ $n == 1 ]]; echo $?)" "--help documents --mix"
+
+# 5b. --pin-dirs: the first N directories held open (O_PATH) for the run,
+# so the pruner cannot take them; the default pins half in stat/open
+# mode (8 dirs x 8 files), none in cp mode.
+"$wl" --dir "$tmp/pin" --pruner none --quiet --duration 1 --dirs 3 --files 1 --pin-dirs 2 >"$tmp/pin.out" &
+pid=$!
+sleep 0.5
+held=$(for f in "/proc/$pid/fd"/*; do readlink "$f" || true; done 2>/dev/null | sed -n "s|^$tmp/pin/||p" | sort | tr '\n' ' ')
+wait $pid
+ok "$([[ $held == "d00 d01 " ]]; echo $?)" "--pin-dirs 2: d00 and d01 held open, d02 not (held: $held)"
+n=$(jget "$tmp/pin.out" 'r["pinned_dirs"], r["false_enoent"]')
+n2=$("$wl" --dir "$tmp/pin2" --pruner none --quiet --duration 0.1 | python3 -c 'import json, sys; r = json.loads(sys.stdin.read().split(" ", 1)[1]); print(r["dirs"], r["files"], r["pinned_dirs"])')
+ok "$([[ $n == "(2, 0)" && $n2 == "8 8 4" ]]; echo $?)" "the result says what was pinned ($n); default tree 8 x 8, 4 pinned ($n2)"
+rc=0
+"$wl" --dir "$tmp/pin3" --dirs 2 --pin-dirs 3 >/dev/null 2>"$tmp/err" || rc=$?
+ok "$([[ $rc == 2 ]] && grep -q 'pin-dirs 3 is more than --dirs 2' "$tmp/err"; echo $?)" "--pin-dirs above --dirs: exit 2 (got $rc)"
 
 # 6. Behaviour of the old single-file workload kept: usage errors exit 2.
 rc=0

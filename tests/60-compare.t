@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 10
+plan 15
 
 tmp_dir
 C=$HS/compare
@@ -32,6 +32,29 @@ else
 	ok "$(grep -q '^note: no dcrace:dcrace_race trace events on: unfixed, fixed' "$tmp/real.out"; echo $?)" \
 		"real compare: a module without trace events is compared by counts, and the output says so"
 fi
+
+# The clean kernel catches the race on both paths (stats' per-lookup
+# counters): walk_component's steps (stat, and every intermediate
+# component) and open()'s last component.
+read -r wc oc < <(jq -r '[.runs.fixed[].stats | .walk_caught, .open_caught] | @tsv' "$tmp/real.json" || echo "x x")
+ok "$(is_count "$wc" "$oc" && [[ $wc -gt 0 && $oc -gt 0 ]]; echo $?)" "real compare: fixed catches on the stat path (walk_caught $wc) and the open path (open_caught $oc)"
+
+# Each bug variant, injected, in stat (default mix) and open mode: every
+# run reproduces, within a second, and every event matched one to one
+# (host-scripts/variants, the matrix of docs/variants.md, in short).
+run var "$HS/variants" --kernels mount-refetch,open-last --modes stat,open --kinds injected \
+	--runs 1 --duration 3 --results "$T_RESULTS" --json "$tmp/var.json"
+diag "$(cat "$tmp/var.out")"
+ok "$([[ $(rcof var) -eq 0 ]]; echo $?)" "variants, mount-refetch and open-last injected: every check holds, exit 0 (got $(rcof var); $(tail -n 1 "$tmp/var.err"))"
+ok "$([[ $(jq -r '[.cells[] | select(.reproduced == 1 and .user > 0 and .runs_one_to_one == 1 and .user_only == 0 and .module_only == 0 and .matched == .user)] | length' "$tmp/var.json") == 4 ]]; echo $?)" \
+	"variants: the 4 cells reproduced and matched one to one ($(jq -c '[.cells[] | {kernel, mode, user, matched, user_only, module_only}]' "$tmp/var.json"))"
+ok "$([[ $(jq -r '[.cells[] | select(.firsts | length == 1 and .[0] <= 1)] | length' "$tmp/var.json") == 4 ]]; echo $?)" \
+	"variants: time to the first false ENOENT <= 1 s in each ($(jq -c '[.cells[].firsts[]]' "$tmp/var.json"))"
+# open-last's bug is on open()'s last component only: its false ENOENTs
+# come from opens, and the module saw them as lookup=open.
+ok "$([[ $(jq -r '[.cells[] | select(.kernel == "open-last") | .open_false] | add' "$tmp/var.json") -gt 0 &&
+	$(jq -r '[.cells[] | select(.kernel == "open-last") | .walk_false] | add' "$tmp/var.json") == 0 ]]; echo $?)" \
+	"variants: open-last's false ENOENTs are all open()'s last component (open_false_enoent $(jq -r '[.cells[] | select(.kernel == "open-last") | .open_false] | add' "$tmp/var.json"), walk_false_enoent $(jq -r '[.cells[] | select(.kernel == "open-last") | .walk_false] | add' "$tmp/var.json"))"
 
 # cp mode (Hugh's reproduction: copies in 192M, the shrinker prunes), with
 # injection so that 20 s suffice: every ENOENT on a path the copier knows

@@ -6,7 +6,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 17
+plan 18
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -75,7 +75,7 @@ while IFS= read -r l; do diag "$l"; done <"$tmp/c.out"
 # Debian alone is a column, not a verdict: that needs unfixed and fixed.
 ok "$([[ $rc -eq $EX_INCONCLUSIVE ]] && grep -q '^verdict: INCONCLUSIVE: no verdict without an unfixed and a fixed kernel' "$tmp/c.out"; echo $?)" \
 	"compare --kernels debian runs, no verdict without a pair (exit $rc)"
-read -r user mod_false caught early armed < <(python3 - "$tmp/c.json" <<'EOF' || echo "x x x x x"
+read -r user mod_false caught early armed wc oc < <(python3 - "$tmp/c.json" <<'EOF' || echo "x x x x x x x"
 import json, sys
 d = json.load(open(sys.argv[1]))
 s = d["kernels"]["debian"]
@@ -83,13 +83,16 @@ r = d["runs"]["debian"][0]
 st, pr = r["stats"], r["probes"] or []
 armed = ",".join("%s=%s" % (p["name"], p["symbol"]) for p in pr if p["state"] == "armed")
 print(s["user_false_enoent"], s["module_false_enoent"], s["module_caught"],
-      st.get("early_test", "?"), armed or "-")
+      st.get("early_test", "?"), armed or "-", st.get("walk_caught", "x"), st.get("open_caught", "x"))
 EOF
 )
 diag "probes armed on Debian: $armed; early_test: $early"
 ok "$([[ $user == 0 ]]; echo $?)" "Debian: user-visible false ENOENT = 0 (got $user)"
 ok "$([[ $mod_false == 0 ]]; echo $?)" "Debian: module false_enoent = 0 (got $mod_false)"
 ok "$([[ $caught =~ ^[0-9]+$ && $caught -gt 0 ]]; echo $?)" "Debian: caught > 0 (got $caught)"
+# per path: walk_component's steps (stat and every intermediate component)
+# and open()'s last component, each judged and caught on the stock kernel
+ok "$(is_count "$wc" "$oc" && [[ $wc -gt 0 && $oc -gt 0 ]]; echo $?)" "Debian: caught on the stat path (walk_caught $wc) and on the open path (open_caught $oc)"
 ok "$([[ $armed == *rcu_lookup* && $armed == *walk_component* ]]; echo $?)" \
 	"Debian: the oracle's probes are armed ($armed)"
 

@@ -206,6 +206,7 @@ int main(int argc, char **argv)
 		print_result(&res, run.npruners);
 		return 0;
 	}
+	pin_dirs();
 	if (cfg.cache_pressure >= 0 &&
 	    cache_pressure_set(&run.old_cache_pressure))
 		return 1;

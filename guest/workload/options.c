@@ -20,6 +20,7 @@ struct config cfg = {
 	.duration = 10.0,
 	.seed = 1,
 	.cache_pressure = -1,
+	.pin_dirs = -1,
 	.max_paths = 100000,
 };
 
@@ -42,7 +43,12 @@ static void usage(FILE *f)
 "  --dirs N                 directories in the tree, 1..1000\n"
 "                           (default 8; cp: 32)\n"
 "  --files N                files per directory, 1..10000\n"
-"                           (default 64; cp: 128)\n"
+"                           (default 8; cp: 128)\n"
+"  --pin-dirs N             stat, open: hold the first N directories open\n"
+"                           (O_PATH) for the run, so that they are never\n"
+"                           pruned and the walks through them reach the\n"
+"                           last component in RCU mode; 0..--dirs\n"
+"                           (default: half the directories; cp: 0)\n"
 "  --cache-pressure N       set vm.vfs_cache_pressure to N, 1..100000, for\n"
 "                           the run (restored after; default: the pressure\n"
 "                           pruner sets " STR(CP_DEFAULT) ", others leave it)\n"
@@ -130,7 +136,7 @@ static double parse_duration(const char *opt, const char *s)
 enum {
 	OPT_DIR = 256, OPT_MODE, OPT_THREADS, OPT_PRUNER, OPT_PRUNERS,
 	OPT_INTERVAL, OPT_PCT, OPT_STAGGER, OPT_DURATION, OPT_SEED,
-	OPT_DIRS, OPT_FILES, OPT_CACHE_PRESSURE, OPT_MAXPATHS, OPT_SETUP_ONLY, OPT_NO_SETUP,
+	OPT_DIRS, OPT_FILES, OPT_PIN_DIRS, OPT_CACHE_PRESSURE, OPT_MAXPATHS, OPT_SETUP_ONLY, OPT_NO_SETUP,
 	OPT_QUIET, OPT_STOP_FIRST, OPT_NICE, OPT_MIX, OPT_HELP,
 };
 
@@ -147,6 +153,7 @@ static const struct option long_opts[] = {
 	{ "seed",		required_argument, NULL, OPT_SEED },
 	{ "dirs",		required_argument, NULL, OPT_DIRS },
 	{ "files",		required_argument, NULL, OPT_FILES },
+	{ "pin-dirs",		required_argument, NULL, OPT_PIN_DIRS },
 	{ "cache-pressure",	required_argument, NULL, OPT_CACHE_PRESSURE },
 	{ "max-paths",		required_argument, NULL, OPT_MAXPATHS },
 	{ "setup-only",		no_argument,	   NULL, OPT_SETUP_ONLY },
@@ -184,6 +191,7 @@ static const struct {
 	{ OPT_STAGGER, "stagger-ms", &cfg.stagger_ms, 0, 3600000 },
 	{ OPT_DIRS, "dirs", &cfg.dirs, 1, 1000 },
 	{ OPT_FILES, "files", &cfg.files, 1, 10000 },
+	{ OPT_PIN_DIRS, "pin-dirs", &cfg.pin_dirs, 0, 1000 },
 	{ OPT_CACHE_PRESSURE, "cache-pressure", &cfg.cache_pressure, 1,
 	  100000 },
 	{ OPT_MAXPATHS, "max-paths", &cfg.max_paths, 0, 1000000 },
@@ -313,7 +321,14 @@ static void finish_args(void)
 	if (!cfg.dirs)
 		cfg.dirs = cfg.mode == MODE_CP ? 32 : 8;
 	if (!cfg.files)
-		cfg.files = cfg.mode == MODE_CP ? 128 : 64;
+		cfg.files = cfg.mode == MODE_CP ? 128 : 8;
+	if (cfg.pin_dirs < 0)
+		cfg.pin_dirs = cfg.mode == MODE_CP ? 0 : cfg.dirs / 2;
+	if (cfg.pin_dirs > cfg.dirs)
+		usage_error("--pin-dirs %ld is more than --dirs %ld",
+			    cfg.pin_dirs, cfg.dirs);
+	if (cfg.pin_dirs && cfg.mode == MODE_CP)
+		usage_error("--pin-dirs is for --mode stat or open");
 	if (cfg.cache_pressure < 0 && cfg.pruner == PRUNER_PRESSURE)
 		cfg.cache_pressure = CP_DEFAULT;
 

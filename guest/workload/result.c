@@ -58,12 +58,12 @@ static void print_json(FILE *f, const struct result *r, long npruners)
 	fputs("\"dir\":", f);
 	json_string(f, cfg.dir_arg);
 	fprintf(f, ",\"seed\":%" PRIu64 ",\"threads\":%ld,\"pruners\":%ld,"
-		"\"dirs\":%ld,\"files\":%ld,"
+		"\"dirs\":%ld,\"files\":%ld,\"pinned_dirs\":%ld,"
 		"\"cache_pressure\":%ld,"	/* -1: left as it was */
 		"\"duration_s\":%.3f,\"elapsed_s\":%.3f,\"syscalls\":%" PRIu64
 		",\"false_enoent\":%" PRIu64 ",\"other_errors\":%" PRIu64
 		",\"first_error\":",
-		cfg.seed, cfg.threads, npruners, cfg.dirs, cfg.files,
+		cfg.seed, cfg.threads, npruners, cfg.dirs, cfg.files, cfg.pin_dirs,
 		cfg.cache_pressure, cfg.duration, r->elapsed, r->syscalls,
 		r->false_enoent, r->other_errors);
 	if (r->first_err)

@@ -187,3 +187,26 @@ void prepare_tree(void)
 		sync();
 	}
 }
+
+/*
+ * --pin-dirs: hold d00..d(N-1) open with O_PATH for the rest of the run
+ * (the fds are never closed). A referenced dentry is never pruned, so a
+ * walk through a pinned directory stays in RCU mode down to the file,
+ * and the file's dentry is the component pruned under it: the last
+ * lookup of stat() and open() (open_last_lookups()). The other
+ * directories are pruned themselves: intermediate components.
+ */
+void pin_dirs(void)
+{
+	char path[PATH_MAX];
+	long d;
+
+	for (d = 0; d < cfg.pin_dirs; d++) {
+		fmt_path(path, sizeof(path), "%s/d%02ld", cfg.dir, d);
+		if (open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) < 0) {
+			fprintf(stderr, PROG ": --pin-dirs: %s: %s\n", path,
+				strerror(errno));
+			exit(1);
+		}
+	}
+}

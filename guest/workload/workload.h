@@ -104,6 +104,7 @@ struct config {
 	uint64_t seed;
 	long dirs;		/* 0: the mode's default */
 	long files;
+	long pin_dirs;		/* -1: the mode's default */
 	long cache_pressure;	/* vm.vfs_cache_pressure; -1: leave it */
 	long max_paths;
 	bool setup_only;
@@ -220,6 +221,7 @@ void parse_args(int argc, char **argv);
 
 /* tree.c */
 void prepare_tree(void);
+void pin_dirs(void);
 
 /* record.c */
 void note_error(struct worker *w, const char *op, const char *path, int err);

@@ -1,0 +1,91 @@
+#!/bin/bash
+# host-scripts/variants without a guest (--from canned cells): the checks
+# of issue 13's acceptance per cell, the exit codes, the markdown table.
+# The real runs are in 60-compare.t (short) and docs/variants.md (the
+# matrix).
+set -euo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+plan 14
+
+tmp_dir
+V=$HS/variants
+
+# mkcells DIR SPEC...: canned compare JSONs, one per cell; SPEC is
+# kernel:mode:kind:runs:user:module:user_only:module_only:first:walk_caught:open_caught
+# (each run of the cell gets these numbers; first "-" for none).
+mkcells() {
+	local d=$1
+	shift
+	mkdir -p "$d"
+	python3 - "$d" "$@" <<'EOF'
+import json, sys
+d = sys.argv[1]
+for spec in sys.argv[2:]:
+    k, m, kind, n, u, mf, uo, mo, first, wc, oc = spec.split(":")
+    runs = []
+    for _ in range(int(n)):
+        runs.append({"log": "x", "result": {"syscalls": 1000, "false_enoent": int(u),
+                     "first_false_enoent_s": None if first == "-" else float(first)},
+                     "stats": {"false_enoent": int(mf), "walk_caught": int(wc), "open_caught": int(oc),
+                               "caught_late": 0, "walk_false_enoent": int(mf), "open_false_enoent": 0},
+                     "trace": {"events": int(mf), "lost": 0, "matched": int(mf) - int(mo),
+                               "user_only": int(uo), "module_only": int(mo)}})
+    doc = {"runs": {k: runs}, "settings": {"mix": "stat=50,open=50", "duration": 3}}
+    json.dump(doc, open("%s/%s-%s-%s.json" % (d, k, m, kind), "w"))
+EOF
+}
+
+good=(unfixed:stat:injected:2:5:5:0:0:0.04:1:0 unfixed:stat:natural:2:0:0:0:0:-:0:0
+	fixed:stat:injected:2:0:0:0:0:-:9:3 fixed:stat:natural:2:0:0:0:0:-:1:0)
+sel=(--kernels "unfixed,fixed" --modes stat)
+
+# 1. all good: exit 0, a table row per cell, "every check holds"
+mkcells "$tmp/good" "${good[@]}"
+run good "$V" --from "$tmp/good" "${sel[@]}" --out "$tmp/good.md" --json "$tmp/good.json"
+ok "$([[ $(rcof good) -eq 0 ]]; echo $?)" "every check holds: exit 0 (got $(rcof good); $(tail -n 1 "$tmp/good.err"))"
+ok "$([[ $(grep -c '^| unfixed \| fixed ' "$tmp/good.md") -eq 4 ]] && grep -q '^Result: every check holds$' "$tmp/good.md"; echo $?)" "the table: 4 rows, the result line"
+ok "$(grep -q '^| unfixed | stat | injected | 2/2 | 10 | 10 | 10 | 0 | 0 | 2/2 | 0.040 / 0.040 / 0.040 | 2 / 0 | ok |$' "$tmp/good.md"; echo $?)" \
+	"a row: runs reproduced, totals, runs one to one, min/median/max time to first, caught per path"
+ok "$(diff "$tmp/good.md" <(head -n "$(wc -l <"$tmp/good.md")" "$tmp/good.out") >/dev/null; echo $?)" "--out writes what is printed"
+ok "$([[ $(jq -r '[.cells[] | .runs] | add' "$tmp/good.json") == 8 ]]; echo $?)" "--json: the cells"
+
+# bad CASE WANT DESC SPEC...: the good cells with SPEC replacing theirs.
+bad() {
+	local name=$1 want=$2 desc=$3 re=$4
+	shift 4
+	mkcells "$tmp/$name" "${good[@]}"
+	mkcells "$tmp/$name" "$@"
+	run "$name" "$V" --from "$tmp/$name" "${sel[@]}"
+	ok "$([[ $(rcof "$name") -eq $want ]] && grep -qE "$re" "$tmp/$name.out"; echo $?)" \
+		"$desc: exit $want (got $(rcof "$name"); $(grep '^Result' "$tmp/$name.out" || true))"
+}
+bad modonly "$EX_DETECTOR" "a module-only event" '^Result: .*unfixed-stat-natural: 0 user-only, 2 module-only; 0 of 2 runs one to one' \
+	unfixed:stat:natural:2:0:1:0:1:-:0:0
+bad useronly "$EX_DETECTOR" "a user-only failure" '2 user-only, 0 module-only; 0 of 2 runs' \
+	unfixed:stat:injected:2:5:4:1:0:0.04:1:0
+bad norepro "$EX_INCONCLUSIVE" "an injected run that did not reproduce" 'reproduced in 0 of 2 injected runs' \
+	unfixed:stat:injected:2:0:0:0:0:-:1:0
+bad slow "$EX_INCONCLUSIVE" "time to the first above 1 s" 'time to the first above 1 s in 2 run\(s\) \(max 1.500 s\)' \
+	unfixed:stat:injected:2:5:5:0:0:1.5:1:0
+bad fixedfalse "$EX_FAIL" "a false ENOENT on fixed" 'false ENOENT on a clean kernel: 2 user-visible, 2 module' \
+	fixed:stat:natural:2:1:1:0:0:0.5:1:0
+bad noopen "$EX_FAIL" "fixed without caught on the open path" 'fixed: caught on the stat path 20, on the open path 0' \
+	fixed:stat:injected:2:0:0:0:0:-:9:0
+# the detector failure wins over the others
+bad both "$EX_DETECTOR" "a detector failure and a clean kernel's false ENOENT" 'module-only' \
+	unfixed:stat:natural:2:0:1:0:1:-:0:0 fixed:stat:natural:2:1:1:0:0:0.5:1:0
+
+# a cell without its JSON: infrastructure
+mkcells "$tmp/missing" "${good[@]}"
+rm "$tmp/missing/fixed-stat-natural.json"
+run missing "$V" --from "$tmp/missing" "${sel[@]}"
+ok "$([[ $(rcof missing) -eq $EX_HARNESS_INFRA ]] && grep -q 'fixed-stat-natural: no compare JSON' "$tmp/missing.out"; echo $?)" \
+	"a cell without its compare JSON: exit $EX_HARNESS_INFRA (got $(rcof missing))"
+
+# usage errors
+run u1 "$V" --modes stat,foo
+run u2 "$V" --kinds sometimes
+ok "$([[ $(rcof u1) -eq $EX_USAGE && $(rcof u2) -eq $EX_USAGE ]] && [[ $(wc -l <"$tmp/u1.err") -eq 1 ]]; echo $?)" \
+	"a bad --modes or --kinds: exit $EX_USAGE, one line (got $(rcof u1), $(rcof u2))"
+done_testing
