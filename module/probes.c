@@ -62,7 +62,7 @@ static int lookup_pre(struct kprobe *p, struct pt_regs *regs)
  * can be probed, but a disabled probe is never armed (no int3 written into
  * code other CPUs may be running; see design.md, "TCG threading").
  */
-static noinline unsigned long func_start(const char *name, unsigned long *size)
+noinline unsigned long func_start(const char *name, unsigned long *size)
 {
 	struct kprobe kp = { .symbol_name = name,
 			     .flags = KPROBE_FLAG_DISABLED };
@@ -80,9 +80,6 @@ static noinline unsigned long func_start(const char *name, unsigned long *size)
 		return 0;
 	return addr - off;
 }
-
-/* Longer functions are not searched (ours are well under 1 KiB). */
-#define DCRACE_TEXT_MAX		16384
 
 /*
  * The addresses just after the direct calls of @callee in @caller: up to
@@ -225,6 +222,9 @@ int probes_arm_all(void)
 		/* armed by open_arm(), at its call sites if it can */
 		if (!probe_wanted(i) || i == P_TERM)
 			continue;
+		/* step_into at its rets if it can (exits.c), else its entry */
+		if (i == P_STEP && !exits_arm())
+			continue;
 		err = probe_arm(i);
 		if (!err)
 			continue;
@@ -272,7 +272,7 @@ static void kretprobe_drain(enum dcrace_probe_id id)
 void disarm_all(void)
 {
 	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES + DCRACE_OPEN_SITES +
-			  DCRACE_TERM_SITES];
+			  DCRACE_TERM_SITES + DCRACE_EXITS];
 	int i, n = 0;
 
 	sites_close();
@@ -288,10 +288,11 @@ void disarm_all(void)
 		} else if (p->is_ret) {
 			kretprobe_drain(i);
 			unregister_kretprobe(p->rp);
-		} else {
+		} else if (i != P_STEP || !exit_mode) {
 			kps[n++] = p->kp;
 		}
 	}
+	exits_kprobes(kps, &n);
 	for (i = 0; i < DCRACE_RET_SITES; i++)
 		if (sites[i].armed)
 			kps[n++] = &sites[i].kp;
@@ -305,6 +306,7 @@ void disarm_all(void)
 	}
 	sites_clear();
 	open_clear();
+	exits_clear();
 }
 
 /* Hits our kprobes lost to recursion (another probe running on the CPU). */
@@ -320,14 +322,14 @@ unsigned long kprobes_missed(void)
 			continue;
 		if (p->fast && i != P_TERM)
 			n += i == P_WALK ? walk_kp.nmissed : rcu_kp.nmissed;
-		else if (!p->is_ret)
+		else if (!p->is_ret && (i != P_STEP || !exit_mode))
 			n += p->kp->nmissed;
 	}
 	for (i = 0; i < DCRACE_RET_SITES; i++)
 		/* pairs with site_work_fn(): the kprobe is registered */
 		if (smp_load_acquire(&sites[i].armed))
 			n += sites[i].kp.nmissed;
-	return n + open_kprobes_missed();
+	return n + open_kprobes_missed() + exits_missed();
 }
 
 /* Returns the kretprobes (fast=0) could not probe. */
