@@ -151,7 +151,7 @@ out:
 }
 
 /*
- * At load, after the rcu_lookup probe: arm the exits, or nothing (the
+ * At load, after the walk_component probe: arm the exits, or nothing (the
  * caller then arms the step_into entry probe and return sites are used).
  */
 int exits_arm(void)
@@ -162,7 +162,8 @@ int exits_arm(void)
 	unsigned long after;
 	int err;
 
-	if (!fast || late_sites || !probes[P_RCU].fast ||
+	/* a kretprobe on walk_component (fast=0) sees the returns itself */
+	if (!fast || late_sites || (probes[P_WALK].sym && !probes[P_WALK].fast) ||
 	    call_sites_after("walk_component", "step_into", &after, 1))
 		return -EOPNOTSUPP;
 	err = exits_of("walk_component", false, wc_tails);

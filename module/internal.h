@@ -262,7 +262,6 @@ void exits_probes_show(struct seq_file *m);
 /* ---- open()'s last component, other callers of lookup_fast (open.c) --- */
 
 #define DCRACE_OPEN_SITES	8
-#define DCRACE_TERM_SITES	16
 #define DCRACE_OTHER_CALLERS	4
 
 extern unsigned long open_lookup_ret;

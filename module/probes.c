@@ -219,7 +219,7 @@ int probes_arm_all(void)
 	for (i = 0; i < NR_PROBES; i++) {
 		const struct dcrace_probe *p = &probes[i];
 
-		/* armed by open_arm(), at its call sites if it can */
+		/* armed by open_arm(), if open()'s lookup is found */
 		if (!probe_wanted(i) || i == P_TERM)
 			continue;
 		/* step_into at its rets if it can (exits.c), else its entry */
@@ -272,7 +272,7 @@ static void kretprobe_drain(enum dcrace_probe_id id)
 void disarm_all(void)
 {
 	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES + DCRACE_OPEN_SITES +
-			  DCRACE_TERM_SITES + DCRACE_EXITS];
+			  DCRACE_EXITS];
 	int i, n = 0;
 
 	sites_close();
@@ -282,9 +282,7 @@ void disarm_all(void)
 		if (!p->sym)
 			continue;
 		if (p->fast) {
-			/* terminate_walk's call sites: open_kprobes() */
-			if (i != P_TERM)
-				kps[n++] = i == P_RCU ? &rcu_kp : &walk_kp;
+			kps[n++] = i == P_RCU ? &rcu_kp : &walk_kp;
 		} else if (p->is_ret) {
 			kretprobe_drain(i);
 			unregister_kretprobe(p->rp);
@@ -320,7 +318,7 @@ unsigned long kprobes_missed(void)
 
 		if (!p->sym)
 			continue;
-		if (p->fast && i != P_TERM)
+		if (p->fast)
 			n += i == P_WALK ? walk_kp.nmissed : rcu_kp.nmissed;
 		else if (!p->is_ret && (i != P_STEP || !exit_mode))
 			n += p->kp->nmissed;

@@ -32,6 +32,7 @@ rcu_lookup __d_lookup_rcu kprobe armed 0
 gone gone kprobe missing 0
 dentry_kill __dentry_kill kprobe armed 0
 walk_return walk_component+0x5 kprobe armed -
+walk_exit step_into+0x2e2 kprobe armed -
 lookup_caller walk_component+0x3c walk armed 12
 lookup_caller path_openat open armed 3
 open_return do_filp_open+0x6a kprobe armed -
@@ -44,7 +45,7 @@ rc=0
 PATH=$tmp/bin:$PATH sh "$tmp/script.sh" >"$tmp/out" 2>&1 || rc=$?
 ok "$rc" "the overhead script runs to its end with stand-ins (exit $rc)"
 ok "$(grep -qx 'DCRACE-PROBES walk_component:armed do_lookup:off rcu_lookup:armed gone:missing dentry_kill:armed ' "$tmp/out"; echo $?)" \
-	"it reports the module's probe table (walk_return, lookup_caller, open_return lines left out)"
+	"it reports the module's probe table (walk_return, walk_exit, lookup_caller, open_return lines left out)"
 
 # every module row is right between two baseline rows of its workload
 bad=$(awk '$1 == "DCRACE-ROW" { n[$3]++; row[$3, n[$3]] = $2 }
