@@ -6,11 +6,14 @@
  * mode, after the load's warm-up, the walk_component entry probe is gone
  * and rcu_lookup opens the steps, see sites.c):
  *   walk_component  kprobe     one walk step begins; learns its return address
- *   (return sites)  kprobes    one per learned return address of
- *                              walk_component: rax is the step's verdict
+ *   (exits)         kprobes    at each ret of walk_component and step_into:
+ *                              rax is the step's result (exits.c)
+ *   (return sites)  kprobes    without exits: one per learned return address
+ *                              of walk_component, rax is the step's result
  *   lookup_fast+N   kprobe     right after its call of __d_lookup_rcu: rax is
  *                              the dentry found, nd->next_seq the d_seq sampled
- *   step_into       kprobe     where 6.1 reads d_inode after the seq check
+ *   step_into       kprobe     where 6.1 reads d_inode after the seq check: at
+ *                              its rets (the exits), else at its entry
  *   __dentry_kill   kprobe     who pruned which dentry, and when
  *   terminate_walk  kprobe     the end of open()'s last step (open.c), with
  *                              kprobes after path_openat()'s calls

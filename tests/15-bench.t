@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 8
+plan 9
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -89,4 +89,7 @@ ok "$(grep -q '^| dcrace.ko loaded (all default probes) | 1000 / 1000 / 1000 | 1
 	grep -q "^### \`open\` workload" <<<"$r" && grep -q '^| only do_lookup armed | 1000 / 1000 |' <<<"$r"; echo $?)" \
 	"the report has min/median/max per row for the stat and the open workload"
 ok "$(grep -qF "costs 1.00x on \`stat\`, 1.00x on \`open\`" <<<"$r"; echo $?)" "the summary gives loaded's median for both workloads"
+ok "$(grep -q "^- \`rcu_lookup\`: after \`lookup_fast()\`" <<<"$r" && grep -q "^- \`dentry_kill\`: " <<<"$r" &&
+	! grep -q "^- \`gone\`" <<<"$r"; echo $?)" \
+	"the report says what each measured probe is (and nothing for a probe it does not know)"
 done_testing
