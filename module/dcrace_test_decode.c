@@ -80,10 +80,69 @@ static void decode_all_calls(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, after[0], TEXT_BASE + 5 + DCRACE_CALL_LEN);
 }
 
+/* ---- returns: the pops before a ret, tail calls ------------------------ */
+
+/* pop rbx; pop r12; pop r13; pop r14; ret, at @off of @text */
+static const u8 epilogue[] = { 0x5b, 0x41, 0x5c, 0x41, 0x5d, 0x41, 0x5e, 0xc3 };
+
+static void decode_exit_points(struct kunit *test)
+{
+	size_t at[DCRACE_EPILOGUE_MAX + 1], ret = 20 + sizeof(epilogue) - 1;
+	unsigned int pops[DCRACE_EPILOGUE_MAX + 1];
+	u8 text[48];
+
+	memset(text, 0x90, sizeof(text));
+	memcpy(text + 20, epilogue, sizeof(epilogue));
+	/* every offset from which only pops lead to the ret, the ret last */
+	KUNIT_ASSERT_EQ(test, dcrace_exit_points(text, sizeof(text), ret, at,
+						 pops, ARRAY_SIZE(at)), 8U);
+	KUNIT_EXPECT_EQ(test, at[0], (size_t)20);
+	KUNIT_EXPECT_EQ(test, pops[0], 4U);
+	KUNIT_EXPECT_EQ(test, at[1], (size_t)21);
+	KUNIT_EXPECT_EQ(test, pops[1], 3U);
+	KUNIT_EXPECT_EQ(test, at[7], ret);
+	KUNIT_EXPECT_EQ(test, pops[7], 0U);
+	/* a jump (jmp rel8 at 2) to the fourth pop: nothing before it */
+	text[2] = 0xeb;
+	text[3] = 25 - 4;
+	KUNIT_ASSERT_EQ(test, dcrace_exit_points(text, sizeof(text), ret, at,
+						 pops, ARRAY_SIZE(at)), 3U);
+	KUNIT_EXPECT_EQ(test, at[0], (size_t)25);
+	KUNIT_EXPECT_EQ(test, pops[0], 1U);
+	/* no ret there */
+	KUNIT_EXPECT_EQ(test, dcrace_exit_points(text, sizeof(text), ret - 1,
+						 at, pops, ARRAY_SIZE(at)), 0U);
+	KUNIT_EXPECT_EQ(test, dcrace_exit_points(text, sizeof(text), 100, at,
+						 pops, ARRAY_SIZE(at)), 0U);
+}
+
+static void decode_jumps_out(struct kunit *test)
+{
+	unsigned long to[4];
+	s32 rel;
+	u8 text[32];
+
+	memset(text, 0x90, sizeof(text));
+	/* jmp inside the text: not a tail call */
+	text[4] = 0xe9;
+	rel = 10;
+	memcpy(text + 5, &rel, sizeof(rel));
+	KUNIT_EXPECT_EQ(test, dcrace_jumps_out(text, sizeof(text), TEXT_BASE,
+					       to, ARRAY_SIZE(to)), 0U);
+	/* jmp to before the text */
+	rel = -0x100;
+	memcpy(text + 5, &rel, sizeof(rel));
+	KUNIT_ASSERT_EQ(test, dcrace_jumps_out(text, sizeof(text), TEXT_BASE,
+					       to, ARRAY_SIZE(to)), 1U);
+	KUNIT_EXPECT_EQ(test, to[0], TEXT_BASE + 9 - 0x100);
+}
+
 static struct kunit_case decode_cases[] = {
 	KUNIT_CASE(decode_one_call),
 	KUNIT_CASE(decode_all_calls),
 	KUNIT_CASE(decode_no_or_many_calls),
+	KUNIT_CASE(decode_exit_points),
+	KUNIT_CASE(decode_jumps_out),
 	{}
 };
 

@@ -103,6 +103,7 @@ static int probes_show(struct seq_file *m, void *v)
 		seq_printf(m, "walk_return %s kprobe %s -\n", st->name,
 			   st->failed ? "failed" : "armed");
 	}
+	exits_probes_show(m);
 	open_probes_show(m);
 	return 0;
 }

@@ -43,6 +43,7 @@ struct dcrace_nd_head {
 	struct inode *inode;
 	unsigned int flags, state;
 	unsigned int seq, next_seq, m_seq, r_seq;
+	int last_type;		/* LAST_NORM (0): a name, not . or .. */
 };
 
 /* ---- counters: the enum from tables.h, as are the "stats" names ------ */
@@ -245,10 +246,22 @@ int stack_mode_claim(struct pt_regs *regs);
 void stack_learn(const struct dcrace_slot *s, struct pt_regs *regs);
 bool stack_learning_now(void);
 
+/* ---- a step's end at walk_component's and step_into's rets (exits.c) - */
+
+#define DCRACE_EXITS	8
+
+extern bool exit_mode;
+
+int exits_arm(void);
+void exits_kprobes(struct kprobe **kps, int *n);
+unsigned long exits_missed(void);
+void exits_disarm(void);
+void exits_clear(void);
+void exits_probes_show(struct seq_file *m);
+
 /* ---- open()'s last component, other callers of lookup_fast (open.c) --- */
 
 #define DCRACE_OPEN_SITES	8
-#define DCRACE_TERM_SITES	16
 #define DCRACE_OTHER_CALLERS	4
 #define DCRACE_OPEN_LOOKUPS	4
 
@@ -280,6 +293,10 @@ struct dcrace_probe {
 extern struct dcrace_probe probes[NR_PROBES];
 extern struct kprobe walk_kp;
 
+/* Longer functions are not searched (ours are well under 2 KiB). */
+#define DCRACE_TEXT_MAX		16384
+
+unsigned long func_start(const char *name, unsigned long *size);
 int probes_arm_all(void);
 int probe_arm(enum dcrace_probe_id id);
 unsigned long call_site_after(const char *caller, const char *callee);

@@ -9,16 +9,18 @@
  * lookup_fast()'s return address (at the stack word k_lookup learnt at
  * load, sites.c) is one after a call of it in path_openat(),
  * open_last_lookups() or lookup_fast_for_open(). The step ends in
- * terminate_walk(), which path_openat() always calls (probed on its call
- * instructions in path_openat(), so that stat() walks do not pay for it;
- * on terminate_walk()'s entry when those are not found): while LOOKUP_RCU
- * is still set there, the RCU section in which the dentry was found is
- * still open and judge_snapshot() reads the dentry. The step's result is
- * known only at path_openat()'s return (its ERR_PTR), after
- * terminate_walk() left RCU: kprobes on the instructions after each call
- * of path_openat() (do_filp_open(), do_file_open_root()), armed at load,
- * judge the snapshot there (judge_verdict(), no dentry read). Any other
- * caller of lookup_fast() seen at the rcu_lookup site is
+ * terminate_walk(), which path_openat() always calls (probed at its entry,
+ * an optimized kprobe: on its call instructions, int3 traps since a call
+ * cannot be moved into a jump's detour buffer, an open() paid more than
+ * what the entry costs a stat(): a successful walk has left RCU mode by
+ * then, and the handler returns at once): while LOOKUP_RCU is still set
+ * there, the RCU section in which the dentry was found is still open and
+ * judge_snapshot() reads the dentry. The step's result is known only at
+ * path_openat()'s return (its ERR_PTR), after terminate_walk() left RCU:
+ * kprobes on the instructions after each call of path_openat()
+ * (do_filp_open(), do_file_open_root()), armed at load, judge the snapshot
+ * there (judge_verdict(), no dentry read). Any other caller of
+ * lookup_fast() seen at the rcu_lookup site is
  * counted (other_lookups) and listed in "probes".
  */
 #include <linux/err.h>
@@ -40,11 +42,6 @@ struct dcrace_open_site {
 
 static struct dcrace_open_site open_sites[DCRACE_OPEN_SITES];
 static unsigned int nr_open_sites;
-
-/* path_openat()'s calls of terminate_walk(): the probe is on the call */
-static struct kprobe term_sites[DCRACE_TERM_SITES];
-static unsigned int nr_term_sites;
-static char term_where[KSYM_SYMBOL_LEN];
 
 /* Callers of lookup_fast() that are neither walk_component() nor open. */
 static unsigned long other_callers[DCRACE_OTHER_CALLERS];
@@ -95,8 +92,7 @@ void lookup_other(struct pt_regs *regs, struct dentry *dentry)
 }
 
 /*
- * terminate_walk(nd), at its call (the argument already in place) or its
- * entry: the end of open()'s last step. In RCU mode,
+ * terminate_walk(nd), at its entry: the end of open()'s last step. In RCU mode,
  * snapshot it (the dentry is read here, in its RCU section); a NULL inode
  * waits for path_openat()'s return, where the result is known.
  */
@@ -107,6 +103,13 @@ int term_pre(struct kprobe *p, struct pt_regs *regs)
 	struct dcrace_slot *s;
 
 	hit(P_TERM);
+	/*
+	 * Out of RCU mode (every successful walk, after complete_walk()):
+	 * nothing to read; path_openat()'s return frees an open() slot.
+	 */
+	if (!(READ_ONCE(nd->flags) & LOOKUP_RCU) &&
+	    likely(!READ_ONCE(selftest_on)))
+		return 0;
 	s = slot_find(current);
 	if (!s || s->kind != LK_OPEN)
 		return 0;
@@ -161,41 +164,6 @@ static void open_site_arm(unsigned long addr)
 }
 
 /*
- * At load, in process context, before any workload: find open's lookup
- * call site and arm path_openat()'s return sites. Nothing armed: open()'s
- * last component is not covered ("probes" says so), not an error.
- */
-static void term_arm(void)
-{
-	unsigned long after[DCRACE_TERM_SITES];
-	unsigned int n, j;
-
-	if (!probe_wanted(P_TERM))
-		return;
-	n = call_sites_after("path_openat", "terminate_walk", after,
-			     DCRACE_TERM_SITES);
-	for (j = 0; n <= DCRACE_TERM_SITES && j < n; j++) {
-		struct kprobe *kp = &term_sites[nr_term_sites];
-
-		memset(kp, 0, sizeof(*kp));
-		kp->addr = (kprobe_opcode_t *)(after[j] - DCRACE_CALL_LEN);
-		kp->pre_handler = term_pre;
-		if (register_kprobe(kp))
-			break;
-		nr_term_sites++;
-	}
-	if (nr_term_sites == n && n) {
-		sprint_symbol(term_where, after[0] - DCRACE_CALL_LEN);
-		probes[P_TERM].sym = term_where;
-		probes[P_TERM].fast = true;
-		return;
-	}
-	/* not all found or armed: terminate_walk()'s entry, for every walk */
-	if (probe_arm(P_TERM))
-		pr_warn("dcrace: probe terminate_walk missing; open()'s last component is not judged\n");
-}
-
-/*
  * open()'s calls of lookup_fast(), wherever they were inlined: 6.1's
  * open_last_lookups(), 6.12's lookup_fast_for_open() (in path_openat() on
  * Debian's 6.12 twice, the O_CREAT case apart). More than fit: none.
@@ -234,9 +202,10 @@ int open_arm(void)
 		pr_warn("dcrace: no call of lookup_fast() found for open(); its last component is not judged\n");
 		return 0;
 	}
-	term_arm();
-	if (!probes[P_TERM].sym)
+	if (!probe_wanted(P_TERM) || probe_arm(P_TERM)) {
+		pr_warn("dcrace: probe terminate_walk missing; open()'s last component is not judged\n");
 		return 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(callers); i++) {
 		n = call_sites_after(callers[i], "path_openat", after,
 				     DCRACE_OPEN_SITES - nr_open_sites);
@@ -253,8 +222,6 @@ void open_kprobes(struct kprobe **kps, int *n)
 
 	for (i = 0; i < nr_open_sites; i++)
 		kps[(*n)++] = &open_sites[i].kp;
-	for (i = 0; i < nr_term_sites; i++)
-		kps[(*n)++] = &term_sites[i];
 }
 
 unsigned long open_kprobes_missed(void)
@@ -264,8 +231,6 @@ unsigned long open_kprobes_missed(void)
 
 	for (i = 0; i < nr_open_sites; i++)
 		n += open_sites[i].kp.nmissed;
-	for (i = 0; i < nr_term_sites; i++)
-		n += term_sites[i].nmissed;
 	return n;
 }
 
@@ -284,8 +249,6 @@ void open_clear(void)
 {
 	memset(open_sites, 0, sizeof(open_sites));
 	nr_open_sites = 0;
-	memset(term_sites, 0, sizeof(term_sites));
-	nr_term_sites = 0;
 	memset(open_lookup_rets, 0, sizeof(open_lookup_rets));
 	nr_open_lookups = 0;
 }

@@ -6,11 +6,14 @@
  * mode, after the load's warm-up, the walk_component entry probe is gone
  * and rcu_lookup opens the steps, see sites.c):
  *   walk_component  kprobe     one walk step begins; learns its return address
- *   (return sites)  kprobes    one per learned return address of
- *                              walk_component: rax is the step's verdict
+ *   (exits)         kprobes    at each ret of walk_component and step_into:
+ *                              rax is the step's result (exits.c)
+ *   (return sites)  kprobes    without exits: one per learned return address
+ *                              of walk_component, rax is the step's result
  *   lookup_fast+N   kprobe     right after its call of __d_lookup_rcu: rax is
  *                              the dentry found, nd->next_seq the d_seq sampled
- *   step_into       kprobe     where 6.1 reads d_inode after the seq check
+ *   step_into       kprobe     where 6.1 reads d_inode after the seq check: at
+ *                              its rets (the exits), else at its entry
  *   __dentry_kill   kprobe     who pruned which dentry, and when
  *   terminate_walk  kprobe     the end of open()'s last step (open.c), with
  *                              kprobes after path_openat()'s calls
@@ -62,7 +65,7 @@ static int lookup_pre(struct kprobe *p, struct pt_regs *regs)
  * can be probed, but a disabled probe is never armed (no int3 written into
  * code other CPUs may be running; see design.md, "TCG threading").
  */
-static noinline unsigned long func_start(const char *name, unsigned long *size)
+noinline unsigned long func_start(const char *name, unsigned long *size)
 {
 	struct kprobe kp = { .symbol_name = name,
 			     .flags = KPROBE_FLAG_DISABLED };
@@ -80,9 +83,6 @@ static noinline unsigned long func_start(const char *name, unsigned long *size)
 		return 0;
 	return addr - off;
 }
-
-/* Longer functions are not searched (ours are well under 1 KiB). */
-#define DCRACE_TEXT_MAX		16384
 
 /*
  * The addresses just after the direct calls of @callee in @caller: up to
@@ -222,8 +222,11 @@ int probes_arm_all(void)
 	for (i = 0; i < NR_PROBES; i++) {
 		const struct dcrace_probe *p = &probes[i];
 
-		/* armed by open_arm(), at its call sites if it can */
+		/* armed by open_arm(), if open()'s lookup is found */
 		if (!probe_wanted(i) || i == P_TERM)
+			continue;
+		/* step_into at its rets if it can (exits.c), else its entry */
+		if (i == P_STEP && !exits_arm())
 			continue;
 		err = probe_arm(i);
 		if (!err)
@@ -272,7 +275,7 @@ static void kretprobe_drain(enum dcrace_probe_id id)
 void disarm_all(void)
 {
 	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES + DCRACE_OPEN_SITES +
-			  DCRACE_TERM_SITES];
+			  DCRACE_EXITS];
 	int i, n = 0;
 
 	sites_close();
@@ -282,16 +285,15 @@ void disarm_all(void)
 		if (!p->sym)
 			continue;
 		if (p->fast) {
-			/* terminate_walk's call sites: open_kprobes() */
-			if (i != P_TERM)
-				kps[n++] = i == P_RCU ? &rcu_kp : &walk_kp;
+			kps[n++] = i == P_RCU ? &rcu_kp : &walk_kp;
 		} else if (p->is_ret) {
 			kretprobe_drain(i);
 			unregister_kretprobe(p->rp);
-		} else {
+		} else if (i != P_STEP || !exit_mode) {
 			kps[n++] = p->kp;
 		}
 	}
+	exits_kprobes(kps, &n);
 	for (i = 0; i < DCRACE_RET_SITES; i++)
 		if (sites[i].armed)
 			kps[n++] = &sites[i].kp;
@@ -305,6 +307,7 @@ void disarm_all(void)
 	}
 	sites_clear();
 	open_clear();
+	exits_clear();
 }
 
 /* Hits our kprobes lost to recursion (another probe running on the CPU). */
@@ -318,16 +321,16 @@ unsigned long kprobes_missed(void)
 
 		if (!p->sym)
 			continue;
-		if (p->fast && i != P_TERM)
+		if (p->fast)
 			n += i == P_WALK ? walk_kp.nmissed : rcu_kp.nmissed;
-		else if (!p->is_ret)
+		else if (!p->is_ret && (i != P_STEP || !exit_mode))
 			n += p->kp->nmissed;
 	}
 	for (i = 0; i < DCRACE_RET_SITES; i++)
 		/* pairs with site_work_fn(): the kprobe is registered */
 		if (smp_load_acquire(&sites[i].armed))
 			n += sites[i].kp.nmissed;
-	return n + open_kprobes_missed();
+	return n + open_kprobes_missed() + exits_missed();
 }
 
 /* Returns the kretprobes (fast=0) could not probe. */

@@ -147,8 +147,16 @@ int walk_pre(struct kprobe *p, struct pt_regs *regs)
 	unsigned long ra = regs_get_kernel_stack_nth(regs, 0);
 
 	hit(P_WALK);
-	if (!knob(K_ENABLED) || READ_ONCE(stack_mode) || !site_ready(ra))
+	if (!knob(K_ENABLED) || READ_ONCE(stack_mode))
 		return 0;
+	if (READ_ONCE(exit_mode)) {
+		/* "." and "..": handle_dots(), whose rets are not probed */
+		if (READ_ONCE(((struct dcrace_nd_head *)
+			       regs_get_kernel_argument(regs, 0))->last_type))
+			return 0;
+	} else if (!site_ready(ra)) {
+		return 0;
+	}
 	/* at the return, the return address is popped */
 	step_open(ra, regs->sp + sizeof(long),
 		  (struct dcrace_nd_head *)regs_get_kernel_argument(regs, 0),
@@ -280,7 +288,7 @@ int stack_mode_claim(struct pt_regs *regs)
 		return 0;
 	}
 	ra = sp[k_walk];
-	if (!site_ready(ra))
+	if (!READ_ONCE(exit_mode) && !site_ready(ra))
 		return 0;
 	step_open_sampled(ra, (unsigned long)&sp[k_walk + 1], LK_WALK, dentry);
 	return 0;

@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 8
+plan 9
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,6 +32,7 @@ rcu_lookup __d_lookup_rcu kprobe armed 0
 gone gone kprobe missing 0
 dentry_kill __dentry_kill kprobe armed 0
 walk_return walk_component+0x5 kprobe armed -
+walk_exit step_into+0x2e2 kprobe armed -
 lookup_caller walk_component+0x3c walk armed 12
 lookup_caller path_openat open armed 3
 open_return do_filp_open+0x6a kprobe armed -
@@ -44,7 +45,7 @@ rc=0
 PATH=$tmp/bin:$PATH sh "$tmp/script.sh" >"$tmp/out" 2>&1 || rc=$?
 ok "$rc" "the overhead script runs to its end with stand-ins (exit $rc)"
 ok "$(grep -qx 'DCRACE-PROBES walk_component:armed do_lookup:off rcu_lookup:armed gone:missing dentry_kill:armed ' "$tmp/out"; echo $?)" \
-	"it reports the module's probe table (walk_return, lookup_caller, open_return lines left out)"
+	"it reports the module's probe table (walk_return, walk_exit, lookup_caller, open_return lines left out)"
 
 # every module row is right between two baseline rows of its workload
 bad=$(awk '$1 == "DCRACE-ROW" { n[$3]++; row[$3, n[$3]] = $2 }
@@ -88,4 +89,7 @@ ok "$(grep -q '^| dcrace.ko loaded (all default probes) | 1000 / 1000 / 1000 | 1
 	grep -q "^### \`open\` workload" <<<"$r" && grep -q '^| only do_lookup armed | 1000 / 1000 |' <<<"$r"; echo $?)" \
 	"the report has min/median/max per row for the stat and the open workload"
 ok "$(grep -qF "costs 1.00x on \`stat\`, 1.00x on \`open\`" <<<"$r"; echo $?)" "the summary gives loaded's median for both workloads"
+ok "$(grep -q "^- \`rcu_lookup\`: after \`lookup_fast()\`" <<<"$r" && grep -q "^- \`dentry_kill\`: " <<<"$r" &&
+	! grep -q "^- \`gone\`" <<<"$r"; echo $?)" \
+	"the report says what each measured probe is (and nothing for a probe it does not know)"
 done_testing

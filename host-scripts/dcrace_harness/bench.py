@@ -87,7 +87,7 @@ def overhead_script(secs, rounds, probe_rounds, settle):
         "mod() { r=$1; p=$2; shift 2; insmod $ko $p || exit 1; sleep %d; run $r \"$@\"; "
         "rmmod dcrace || exit 1; }" % settle,
         "insmod $ko || exit 1",
-        "probes=$(grep -v '^#' %s/probes | grep -Ev '^(walk_return|lookup_caller|open_return) ' | awk '{print $1 \":\" $4}' | tr '\\n' ' ')"
+        "probes=$(grep -v '^#' %s/probes | grep -Ev '^(walk_return|walk_exit|lookup_caller|open_return) ' | awk '{print $1 \":\" $4}' | tr '\\n' ' ')"
         % DEBUGFS,
         "rmmod dcrace || exit 1",
         "echo \"DCRACE-PROBES $probes\"",
@@ -285,8 +285,6 @@ def fmt(v, unit=""):
 
 def overhead_md(o):
     """The "Probe overhead" section of the report."""
-    if "workloads" not in o:
-        return overhead_md_v1(o)
     L = ["## Probe overhead", "",
          "One boot; each workload (2 walker threads, no pruner: `stat` = stat() of existing files, "
          "`open` = open() + close() of them, `dcrace-workload --mode stat|open`) for %d s per row. "
@@ -316,28 +314,32 @@ def overhead_md(o):
           "2.0x on `stat`, its aim 1.3x." % ", ".join(
               "%.2fx on `%s`" % (wo["rows"]["loaded"]["slowdown"]["median"], w)
               for w, wo in o["workloads"].items()), ""]
+    rows = [n[len("only-"):] for w in o["workloads"].values() for n in w["rows"] if n.startswith("only-")]
+    notes = [(n, PROBE_NOTES[n]) for n in dict.fromkeys(rows) if n in PROBE_NOTES]
+    if notes:
+        L += ["What each probe is, and how often a `stat()` of `/mnt/dX/fY` (three components) meets it "
+              "(docs/design.md, \"Probes\" and \"Cost\"):", ""]
+        L += ["- `%s`: %s" % nt for nt in notes] + [""]
     return L
 
 
-def overhead_md_v1(o):
-    """The section as the first bench wrote it (one stat workload, rows in
-    sequence): a benchmarks.json from before the interleaved rows."""
-    L = ["## Probe overhead", "",
-         "One boot; the `stat` workload (2 walker threads, no pruner) for %d s per row, %d rounds, "
-         "each module row starting %d s after its `insmod` (the kprobe optimizer turns int3 probes into "
-         "jumps after a delay; the rows measure that steady state). "
-         "Slowdown = the round's baseline rate (mean of *before* and *after*) / the row's rate; "
-         "the median over the rounds. Injection off in every row." % (
-             o["row_seconds"], o["rounds"], o["settle"]), "",
-         "| row | stat()/s per round | slowdown |", "|---|---|---|"]
-    desc = {"before": "before insmod", "loaded": "dcrace.ko loaded (all default probes)",
-            "after": "after rmmod"}
-    for n, r in o["rows"].items():
-        d = desc.get(n, n.replace("only-", "only ") + " armed" if n.startswith("only-") else n)
-        L.append("| %s | %s | %.2fx |" % (d, " / ".join(str(x) for x in r["stats_per_s"]), r["slowdown"]))
-    L += ["", "The whole detector (*loaded*) costs %.2fx; the issue's target is at most 2.0x." % (
-        o["rows"]["loaded"]["slowdown"]), ""]
-    return L
+# The "only X armed" rows, explained in the report (keyed by the names in
+# the module's "probes" table).
+PROBE_NOTES = {
+    "walk_component": "kprobe at `walk_component()`'s entry, with the return sites it learns (int3 traps in "
+                      "`link_path_walk()`): the fallback way to see a step's end. Armed alone it is that "
+                      "fallback; in the loaded module it is unregistered after the load's warm-up (stack "
+                      "mode) and the steps end at the `step_into` exits",
+    "do_lookup": "`lookup_fast()`'s entry, a hit counter, armed only with `extra_probes=1`",
+    "rcu_lookup": "after `lookup_fast()`'s call of `__d_lookup_rcu()` (optimized): the sample; in stack mode "
+                  "it also opens the step. Three per `stat()`",
+    "step_into": "the exits: the `ret`s of `walk_component()` and `step_into()`, each probed on the pops "
+                 "before it (optimized): a step's end, its result and whether it reached `step_into()`. "
+                 "Three per `stat()`",
+    "dentry_kill": "`__dentry_kill()`'s entry: the kill record. None in these rows (no pruner)",
+    "terminate_walk": "`terminate_walk()`'s entry (optimized): where `open()`'s last step is read; a walk "
+                      "that left RCU mode returns at once. One per `stat()`",
+}
 
 
 def markdown(doc):

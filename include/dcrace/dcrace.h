@@ -166,6 +166,27 @@ unsigned int dcrace_find_calls_all(const u8 *text, size_t len,
 				   unsigned long base, unsigned long target,
 				   unsigned long *after, unsigned int max);
 
+/*
+ * A function's returns, for probes that see its result (rax) and its
+ * return address: for the ret (c3) at offset @ret of @text, the offsets
+ * from which only pops lead to it (decoded forward) and into whose run no
+ * jump can land (so a probe there runs on every path to the ret), in
+ * *@at, with the number of pops in *@pops (the return address is that
+ * many words above the stack pointer there); earliest first, the ret
+ * itself last. Returns how many. A c3 byte inside another instruction
+ * gives candidates too: registering a kprobe there fails (-EILSEQ).
+ */
+#define DCRACE_EPILOGUE_MAX	16
+unsigned int dcrace_exit_points(const u8 *text, size_t len, size_t ret,
+				size_t *at, unsigned int *pops,
+				unsigned int max);
+/*
+ * The targets outside @text of the e9 (jmp rel32) bytes in it, tried at
+ * every offset: its tail calls, among false ones. Returns how many.
+ */
+unsigned int dcrace_jumps_out(const u8 *text, size_t len, unsigned long base,
+			      unsigned long *to, unsigned int max);
+
 /* Strict knob parsing; 0 or -EINVAL, *out untouched on error. */
 int dcrace_parse_s64(const char *buf, s64 min, s64 max, s64 *out);
 int dcrace_parse_comm(const char *buf, size_t len, char *out, size_t size);
