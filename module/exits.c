@@ -178,23 +178,15 @@ int exits_arm(void)
 	return 0;
 }
 
-/* Add the armed kprobes to the unregistering batch @kps (disarm_all()). */
-void exits_kprobes(struct kprobe **kps, int *n)
+/*
+ * The exits' kprobes: added to the unregistering batch @kps of *@n (for
+ * disarm_all()) when @kps is given; returns their nmissed, summed.
+ */
+unsigned long exits_kprobes(struct kprobe **kps, int *n)
 {
-	unsigned int i;
-
-	for (i = 0; i < nr_exits; i++)
-		kps[(*n)++] = &exits[i].kp;
-}
-
-unsigned long exits_missed(void)
-{
-	unsigned long n = 0;
-	unsigned int i;
-
-	for (i = 0; i < nr_exits; i++)
-		n += exits[i].kp.nmissed;
-	return n;
+	if (kps)
+		kps_add(kps, n, exits, nr_exits);
+	return kps_missed(exits, nr_exits);
 }
 
 /* Unregister the exits armed so far (a failed exits_arm()). */

@@ -253,8 +253,7 @@ bool stack_learning_now(void);
 extern bool exit_mode;
 
 int exits_arm(void);
-void exits_kprobes(struct kprobe **kps, int *n);
-unsigned long exits_missed(void);
+unsigned long exits_kprobes(struct kprobe **kps, int *n);
 void exits_disarm(void);
 void exits_clear(void);
 void exits_probes_show(struct seq_file *m);
@@ -276,6 +275,27 @@ void open_warm_up(void);
 void open_probes_show(struct seq_file *m);
 
 /* ---- probes (probes.c) ------------------------------------------------- */
+
+/* Of the first @nr of an array of structs with a kprobe "kp": */
+/* add their kprobes to the unregistering batch @kps of *@n, */
+#define kps_add(kps, n, arr, nr)					\
+do {									\
+	unsigned int __i;						\
+									\
+	for (__i = 0; __i < (nr); __i++)				\
+		(kps)[(*(n))++] = &(arr)[__i].kp;			\
+} while (0)
+
+/* and their nmissed, summed. */
+#define kps_missed(arr, nr)						\
+({									\
+	unsigned long __m = 0;						\
+	unsigned int __i;						\
+									\
+	for (__i = 0; __i < (nr); __i++)				\
+		__m += (arr)[__i].kp.nmissed;				\
+	__m;								\
+})
 
 struct dcrace_probe {
 	const char *name;

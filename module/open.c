@@ -218,20 +218,12 @@ int open_arm(void)
 /* Add the armed kprobes to the unregistering batch @kps (disarm_all()). */
 void open_kprobes(struct kprobe **kps, int *n)
 {
-	unsigned int i;
-
-	for (i = 0; i < nr_open_sites; i++)
-		kps[(*n)++] = &open_sites[i].kp;
+	kps_add(kps, n, open_sites, nr_open_sites);
 }
 
 unsigned long open_kprobes_missed(void)
 {
-	unsigned long n = 0;
-	unsigned int i;
-
-	for (i = 0; i < nr_open_sites; i++)
-		n += open_sites[i].kp.nmissed;
-	return n;
+	return kps_missed(open_sites, nr_open_sites);
 }
 
 /* "reset": the open steps counted per call site. */

@@ -330,7 +330,7 @@ unsigned long kprobes_missed(void)
 		/* pairs with site_work_fn(): the kprobe is registered */
 		if (smp_load_acquire(&sites[i].armed))
 			n += sites[i].kp.nmissed;
-	return n + open_kprobes_missed() + exits_missed();
+	return n + open_kprobes_missed() + exits_kprobes(NULL, NULL);
 }
 
 /* Returns the kretprobes (fast=0) could not probe. */
