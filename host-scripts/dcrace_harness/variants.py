@@ -182,6 +182,7 @@ def markdown(cells, kchecks, meta):
            "rows); default mix stat=50,open=50 in stat mode; machine load (uptime) before: %s; "
            "after: %s." % (meta["date"], meta["duration"], meta["cp_duration"],
                            meta["load_before"], meta["load_after"]), "",
+           ] + ([meta["note"], ""] if meta.get("note") else []) + [
            "| kernel | mode | window | runs reproduced | user false ENOENT | module false_enoent "
            "| matched | user-only | module-only | runs one to one | time to first, s (min / median / max) "
            "| caught walk / open | checks |",
