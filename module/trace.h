@@ -13,15 +13,20 @@
 
 #include <linux/tracepoint.h>
 #include <dcrace/dcrace.h>
-#include "compat.h"
+
+/*
+ * The verdict and lookup names ("false_enoent", "walk", ...) in fixed
+ * arrays: no __string()/__assign_str(), whose arguments changed in 6.10.
+ */
+#define DCRACE_TRACE_WORD	20	/* "genuine_negative" and its NUL fit */
 
 TRACE_EVENT(dcrace_race,
 	    TP_PROTO(const struct dcrace_event *e, const char *lookup),
 	    TP_ARGS(e, lookup),
-	    TP_STRUCT__entry(__string(verdict, dcrace_verdict_name(e->verdict))
+	    TP_STRUCT__entry(__array(char, verdict, DCRACE_TRACE_WORD)
 			     __field(pid_t, pid)
 			     __array(char, comm, TASK_COMM_LEN)
-			     __string(lookup, lookup)
+			     __array(char, lookup, DCRACE_TRACE_WORD)
 			     __array(char, component, DCRACE_NAME_LEN)
 			     __field(unsigned int, seq_sampled)
 			     __field(unsigned int, seq_current)
@@ -30,11 +35,13 @@ TRACE_EVENT(dcrace_race,
 			     __array(char, killer_comm, TASK_COMM_LEN)
 			     __field(s64, kill_to_read_ns)
 			     __field(u64, ns)),
-	    TP_fast_assign(dcrace_assign_str(verdict, dcrace_verdict_name(e->verdict));
+	    TP_fast_assign(strscpy(__entry->verdict,
+				   dcrace_verdict_name(e->verdict),
+				   DCRACE_TRACE_WORD);
 			   __entry->pid = e->pid;
 			   dcrace_trace_word(__entry->comm, e->comm,
 					     TASK_COMM_LEN, '_');
-			   dcrace_assign_str(lookup, lookup);
+			   strscpy(__entry->lookup, lookup, DCRACE_TRACE_WORD);
 			   dcrace_trace_word(__entry->component, e->name,
 					     DCRACE_NAME_LEN, '?');
 			   __entry->seq_sampled = e->seq_sampled;
@@ -49,8 +56,8 @@ TRACE_EVENT(dcrace_race,
 						      e->kill_to_read_ns : -1;
 			   __entry->ns = e->time_ns;),
 	    TP_printk("verdict=%s pid=%d comm=%s lookup=%s component=%s seq=%u/%u result=%d killer=%d/%s kill_to_read_ns=%lld ns=%llu",
-		      __get_str(verdict), __entry->pid, __entry->comm,
-		      __get_str(lookup), __entry->component,
+		      __entry->verdict, __entry->pid, __entry->comm,
+		      __entry->lookup, __entry->component,
 		      __entry->seq_sampled, __entry->seq_current,
 		      __entry->result, __entry->killer_pid,
 		      __entry->killer_comm, __entry->kill_to_read_ns,

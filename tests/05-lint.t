@@ -9,16 +9,12 @@ source "$HS/lib.sh"
 plan 5
 
 tree=$(module_tree unfixed)
-# module/compat.h holds the module's kernel-version checks (one source for
-# the 6.1 and 6.12 lines): only there is LINUX_VERSION_CODE allowed.
 src=()
 for f in "$ROOT"/module/*.c "$ROOT"/module/*.h "$ROOT"/include/dcrace/*.h; do
-	[[ $f == "$ROOT/module/compat.h" ]] || src+=("${f#"$ROOT"/}")
+	src+=("${f#"$ROOT"/}")
 done
 cp_out=$(cd "$ROOT" && { perl "$tree/scripts/checkpatch.pl" --strict --no-tree --quiet -f \
-	"${src[@]}" 2>&1 || true
-	perl "$tree/scripts/checkpatch.pl" --strict --no-tree --quiet \
-		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f module/compat.h 2>&1 || true; })
+	"${src[@]}" 2>&1 || true; })
 diag "$cp_out"
 ok "$([[ -z $cp_out ]]; echo $?)" "checkpatch.pl --strict --no-tree is clean on module/ and include/"
 
