@@ -32,7 +32,8 @@ static void usage(FILE *f)
 "  --mode stat|open|cp      walker operation (default stat)\n"
 "  --threads N              walker/copier threads, 1..64 (default 2)\n"
 "  --pruner drop_caches|pressure|none\n"
-"                           (default drop_caches; pressure for cp)\n"
+"                           (default drop_caches; pressure is Hugh's\n"
+"                           memory shortage: slower, see docs/design.md)\n"
 "  --pruners N              pruner threads, 1..64 (default 1)\n"
 "  --prune-interval-ms N    pause between prunes (default 0 = yield)\n"
 "  --pressure-pct N         percent of MemAvailable per round, 1..99\n"
@@ -259,7 +260,6 @@ static void parse_option(int c, char **argv)
 			usage_error("invalid --pruner '%s' (drop_caches|pressure|none)",
 				    optarg);
 		cfg.pruner = (enum wl_pruner)v;
-		cfg.pruner_set = true;
 		break;
 	case OPT_DURATION:
 		cfg.duration = parse_duration("duration", optarg);
@@ -316,8 +316,6 @@ static void finish_args(void)
 	finish_mix();
 	if (cfg.setup_only && cfg.no_setup)
 		usage_error("--setup-only and --no-setup exclude each other");
-	if (!cfg.pruner_set && cfg.mode == MODE_CP)
-		cfg.pruner = PRUNER_PRESSURE;
 	if (!cfg.dirs)
 		cfg.dirs = cfg.mode == MODE_CP ? 32 : 8;
 	if (!cfg.files)

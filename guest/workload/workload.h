@@ -94,7 +94,6 @@ struct config {
 	const char *dir_arg;
 	enum wl_mode mode;
 	enum wl_pruner pruner;
-	bool pruner_set;
 	long threads;
 	long pruners;
 	long prune_interval_ms;

@@ -58,7 +58,7 @@ def build_parser():
     p.add_argument("--threads", type=A.positive_int, default=2)
     p.add_argument("--seed", type=A.positive_int, default=1)
     p.add_argument("--smp", type=A.positive_int, default=2)
-    p.add_argument("--mem", help="guest memory (default 512M; cp: 192M)")
+    p.add_argument("--mem", help="guest memory (default 512M)")
     p.add_argument("--accel", choices=["tcg", "kvm", "auto"], default="tcg")
     p.add_argument("--results", help="where logs go (default results/)")
     return p

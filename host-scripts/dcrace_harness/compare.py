@@ -34,13 +34,13 @@ from . import argtypes as A
 from . import defs
 from .logs import InfraError, MATCH_WINDOW_NS, parse_log, summarize, kernel_bad, verdict
 from .runner import Interrupted, catch_signals, results_dir, run_once, shown
-from .spec import DEFAULT_MIX, RunSpec, default_mem, default_mix, mix_shown
+from .spec import DEFAULT_MIX, RunSpec, default_mem, default_mix, default_pruner, mix_shown
 
 
 def build_parser():
     p = A.Parser(prog="compare", description=__doc__)
     p.add_argument("--duration", type=A.seconds,
-                   help="workload seconds per run (default 20; cp: 60)")
+                   help="workload seconds per run (default 20; 60 with --pruner pressure)")
     p.add_argument("--seed", type=A.positive_int, default=1, help="workload seed (default 1)")
     p.add_argument("--threads", type=A.positive_int, default=2, help="walker threads (default 2)")
     p.add_argument("--mode", choices=["stat", "open", "cp"], default="stat",
@@ -50,7 +50,8 @@ def build_parser():
                    "openat with weights 0..1000 (default %s in stat mode, open=100 in open mode; "
                    "not for cp)" % DEFAULT_MIX)
     p.add_argument("--pruner", choices=["drop_caches", "pressure"],
-                   help="pruner (default: drop_caches; pressure for cp)")
+                   help="pruner (default drop_caches; pressure: Hugh's memory shortage, "
+                   "a 192M guest and 60 s runs by default, slower to race)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--inject", type=A.inject_us, metavar="US", dest="inject_us", default=20,
                    help="busy-wait US microseconds (0..10000) in the race window, walkers only (default 20)")
@@ -58,8 +59,9 @@ def build_parser():
                    help="no injection: the natural race rate")
     p.add_argument("--probability", type=A.percent, default=100, help="injection probability, percent (default 100)")
     p.add_argument("--smp", type=A.positive_int, default=2, help="guest CPUs (default 2)")
-    p.add_argument("--mem", help="guest memory (default %s; cp: %s, the copies "
-                   "run short of memory as in Hugh's reproduction)" % (default_mem("stat"), default_mem("cp")))
+    p.add_argument("--mem", help="guest memory (default %s; %s with --pruner pressure, the "
+                   "workload runs short of memory as in Hugh's reproduction)"
+                   % (default_mem(None), default_mem("pressure")))
     p.add_argument("--runs", type=A.positive_int, default=1, help="runs per kernel (default 1)")
     line = os.environ.get("DCRACE_LINE") or defs.LINES[0]
     pair = ",".join(defs.line_name(line, n) for n in ("unfixed", "fixed"))
@@ -248,7 +250,7 @@ def report(args, spec, names, runs, outdir):
     if not args.from_logs:
         print("dcrace compare: mode=%s mix=%s pruner=%s duration=%gs seed=%d threads=%d %s, runs=%d" % (
             spec.mode, mix_shown(spec.mode, spec.mix),
-            spec.pruner or ("pressure" if spec.mode == "cp" else "drop_caches"),
+            default_pruner(spec.pruner),
             spec.duration, spec.seed, spec.threads,
             "natural (no injection)" if not spec.inject_us else
             "injection %d us p=%d%%" % (spec.inject_us, spec.probability), args.runs))

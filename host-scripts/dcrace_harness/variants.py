@@ -40,6 +40,14 @@ from .runner import HS, Child, Interrupted, catch_signals, results_dir, shown
 
 DEFAULT_KERNELS = "unfixed,mount-refetch,open-last,fixed"
 MODES = ("stat", "open", "cp")
+# Not in the default matrix: cp with the pressure pruner (Hugh's memory
+# shortage), whose races are too rare for its injected checks (design.md).
+EXTRA_MODES = {"cp-pressure": ("cp", ["--pruner", "pressure"])}
+
+
+def compare_mode(mode):
+    """(compare's --mode, extra compare arguments) for a matrix mode."""
+    return EXTRA_MODES.get(mode, (mode, []))
 KINDS = ("natural", "injected")
 
 
@@ -48,20 +56,23 @@ def build_parser():
     p.add_argument("--kernels", default=DEFAULT_KERNELS,
                    help="comma-separated kernels (default %s)" % DEFAULT_KERNELS)
     p.add_argument("--modes", default=",".join(MODES),
-                   help="comma-separated workload modes (default stat,open,cp)")
+                   help="comma-separated workload modes: stat, open, cp (default: all three) or "
+                   "cp-pressure (cp with --pruner pressure: Hugh's memory shortage, 192M guest)")
     p.add_argument("--kinds", default=",".join(KINDS),
                    help="natural, injected or both (default natural,injected)")
     p.add_argument("--runs", type=A.positive_int, default=10, help="boots per cell (default 10)")
     p.add_argument("--duration", type=A.seconds, default=3.0,
                    help="workload seconds per run, stat and open modes (default 3)")
-    p.add_argument("--cp-duration", type=A.seconds, default=10.0,
-                   help="workload seconds per run, cp mode (default 10)")
+    p.add_argument("--cp-duration", type=A.seconds, default=5.0,
+                   help="workload seconds per run, cp and cp-pressure modes (default 5)")
     p.add_argument("--max-first", type=float, default=1.0, metavar="S",
                    help="injected runs: the longest time to the first false ENOENT allowed (default 1)")
     p.add_argument("--lock", metavar="FILE", help="run each compare under flock(FILE), per cell")
     p.add_argument("--results", metavar="DIR", help="where the cells' JSON and logs go (default results/)")
-    p.add_argument("--from", dest="from_dir", metavar="DIR",
-                   help="no boot: make the table from the cells' JSON in DIR (a previous run's directory)")
+    p.add_argument("--from", dest="from_dirs", metavar="DIR", action="append",
+                   help="no boot: make the table from the cells' JSON in DIR (a previous run's "
+                   "directory); repeat to merge several runs (a cell is taken from the last DIR "
+                   "that has it)")
     p.add_argument("--out", metavar="FILE.md", help="write the table (markdown) to FILE.md, e.g. docs/variants.md")
     p.add_argument("--json", metavar="FILE", help="also write the per-cell summary as JSON to FILE")
     return p
@@ -74,9 +85,10 @@ def cell_name(kernel, mode, kind):
 def run_cell(args, outdir, kernel, mode, kind):
     """One compare for the cell; returns (its exit code, its JSON path)."""
     js = os.path.join(outdir, cell_name(kernel, mode, kind) + ".json")
-    cmd = [os.path.join(HS, "compare"), "--kernels", kernel, "--mode", mode, "--runs", str(args.runs),
-           "--duration", str(args.cp_duration if mode == "cp" else args.duration),
-           "--json", js, "--results", os.path.join(outdir, "logs")]
+    cmode, extra = compare_mode(mode)
+    cmd = [os.path.join(HS, "compare"), "--kernels", kernel, "--mode", cmode, "--runs", str(args.runs),
+           "--duration", str(args.cp_duration if cmode == "cp" else args.duration),
+           "--json", js, "--results", os.path.join(outdir, "logs")] + extra
     if kind == "natural":
         cmd.append("--natural")
     lock = None
@@ -179,7 +191,8 @@ def markdown(cells, kchecks, meta):
            "`caught` is dcrace.ko's `walk_caught` (stat path: walk_component's steps) and "
            "`open_caught` (open()'s last component) summed over the runs." % meta["command"], "",
            "Run %s; stat and open modes %g s per run, cp %g s; injection 20 us (injected "
-           "rows); default mix stat=50,open=50 in stat mode; machine load (uptime) before: %s; "
+           "rows); default mix stat=50,open=50 in stat mode; pruner drop_caches (cp-pressure: "
+           "the pressure pruner in a 192 MiB guest, `compare --mode cp --pruner pressure`); machine load (uptime) before: %s; "
            "after: %s." % (meta["date"], meta["duration"], meta["cp_duration"],
                            meta["load_before"], meta["load_after"]), "",
            ] + ([meta["note"], ""] if meta.get("note") else []) + [
@@ -203,6 +216,28 @@ def markdown(cells, kchecks, meta):
     return "\n".join(out)
 
 
+def merged_meta(dirs, meta):
+    """The settings of the runs in DIRS (their meta.json), as one: commands
+    joined, the first one's date and load before, the last one's load
+    after. A directory without meta.json keeps META's (this invocation)."""
+    metas = []
+    for d in dirs:
+        try:
+            with open(os.path.join(d, "meta.json")) as f:
+                metas.append(json.load(f))
+        except (OSError, ValueError):
+            pass
+    if not metas:
+        return meta
+    if len(metas) == 1:
+        return metas[0]
+    out = dict(metas[0])
+    out["command"] = "; ".join("`%s`" % m["command"].replace("`", "") for m in metas)
+    out["date"] = "%s to %s" % (metas[0]["date"], metas[-1]["date"])
+    out["load_after"] = metas[-1].get("load_after", "?")
+    return out
+
+
 def uptime():
     try:
         with open("/proc/loadavg") as f:
@@ -219,8 +254,8 @@ def main(argv):
     modes = [m for m in args.modes.split(",") if m]
     kinds = [k for k in args.kinds.split(",") if k]
     for m in modes:
-        if m not in MODES:
-            parser.error("--modes: %r is not one of %s" % (m, ", ".join(MODES)))
+        if m not in MODES and m not in EXTRA_MODES:
+            parser.error("--modes: %r is not one of %s" % (m, ", ".join(MODES + tuple(EXTRA_MODES))))
     for k in kinds:
         if k not in KINDS:
             parser.error("--kinds: %r is not natural or injected" % k)
@@ -230,12 +265,8 @@ def main(argv):
             "duration": args.duration, "cp_duration": args.cp_duration, "load_before": uptime()}
     infra = []
     try:
-        if args.from_dir:
-            outdir = args.from_dir
-            meta_file = os.path.join(outdir, "meta.json")
-            if os.path.exists(meta_file):
-                with open(meta_file) as f:
-                    meta = json.load(f)
+        if args.from_dirs:
+            meta = merged_meta(args.from_dirs, meta)
         else:
             outdir = results_dir(args.results, "variants")
             sys.stderr.write("variants: cells in %s\n" % shown(outdir))
@@ -243,8 +274,10 @@ def main(argv):
         for k in kernels:
             for m in modes:
                 for kind in kinds:
-                    js = os.path.join(outdir, cell_name(k, m, kind) + ".json")
-                    if not args.from_dir:
+                    if args.from_dirs:
+                        js = [os.path.join(d, cell_name(k, m, kind) + ".json") for d in args.from_dirs]
+                        js = ([j for j in js if os.path.exists(j)] or js)[-1]
+                    else:
                         rc, js = run_cell(args, outdir, k, m, kind)
                         if rc in (defs.EX_USAGE, defs.EX_INTERRUPTED):
                             return rc
@@ -255,7 +288,7 @@ def main(argv):
                         infra.append("%s: no compare JSON (%s)" % (cell_name(k, m, kind), e))
                         continue
                     cells.append(summarize_cell(k, m, kind, doc, args.max_first))
-        if not args.from_dir:
+        if not args.from_dirs:
             meta["load_after"] = uptime()
             with open(os.path.join(outdir, "meta.json"), "w") as f:
                 json.dump(meta, f)
