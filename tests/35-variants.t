@@ -6,7 +6,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 14
+plan 15
 
 tmp_dir
 V=$HS/variants
@@ -82,6 +82,25 @@ rm "$tmp/missing/fixed-stat-natural.json"
 run missing "$V" --from "$tmp/missing" "${sel[@]}"
 ok "$([[ $(rcof missing) -eq $EX_HARNESS_INFRA ]] && grep -q 'fixed-stat-natural: no compare JSON' "$tmp/missing.out"; echo $?)" \
 	"a cell without its compare JSON: exit $EX_HARNESS_INFRA (got $(rcof missing))"
+
+# several runs merged: --from twice, a cell from the directory that has it
+# (the last one when both do), the invocations' commands in the header;
+# cp-pressure is a mode of its own (the pressure pruner's cells)
+mkcells "$tmp/m1" unfixed:stat:injected:2:5:5:0:0:0.04:1:0 unfixed:stat:natural:2:0:0:0:0:-:0:0 \
+	fixed:stat:injected:2:0:0:0:0:-:9:3
+mkcells "$tmp/m2" fixed:stat:natural:2:0:0:0:0:-:1:0 unfixed:stat:injected:2:7:7:0:0:0.05:1:0 \
+	unfixed:cp-pressure:natural:2:1:1:0:0:2.5:0:0
+echo '{"command": "host-scripts/variants --runs 2", "date": "d1", "duration": 3, "cp_duration": 5, "load_before": "1", "load_after": "2"}' >"$tmp/m1/meta.json"
+echo '{"command": "host-scripts/variants --modes cp-pressure", "date": "d2", "duration": 3, "cp_duration": 5, "load_before": "3", "load_after": "4"}' >"$tmp/m2/meta.json"
+run merged "$V" --from "$tmp/m1" --from "$tmp/m2" --kernels unfixed,fixed --modes stat,cp-pressure --kinds natural,injected
+ok "$([[ $(rcof merged) -eq $EX_HARNESS_INFRA ]] &&
+	grep -q '^| unfixed | stat | injected | 2/2 | 14 | 14 | 14 ' "$tmp/merged.out" &&
+	grep -q '^| unfixed | cp-pressure | natural | 2/2 | 2 ' "$tmp/merged.out" &&
+	grep -q '^| fixed | stat | natural | 0/2 ' "$tmp/merged.out" &&
+	grep -q 'fixed-cp-pressure-natural: no compare JSON' "$tmp/merged.out" &&
+	grep -qF "\`host-scripts/variants --runs 2\`; \`host-scripts/variants --modes cp-pressure\`" "$tmp/merged.out" &&
+	grep -q 'Run d1 to d2;' "$tmp/merged.out"; echo $?)" \
+	"--from twice: each cell from the last directory that has it, cp-pressure rows, both commands and dates in the header, a cell in neither: exit $EX_HARNESS_INFRA (got $(rcof merged))"
 
 # usage errors
 run u1 "$V" --modes stat,foo
