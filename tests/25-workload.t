@@ -7,7 +7,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 25
+plan 26
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -69,6 +69,9 @@ n=$(jget "$tmp/false" 'len(r["paths"]) == r["false_enoent"] and r["paths_dropped
 ok "$([[ $n == True ]]; echo $?)" "by default every false ENOENT is listed in paths"
 n=$(jget "$tmp/false" 'sorted(set((p["op"], type(p["tid"]).__name__) for p in r["paths"])), len(set(p["tid"] for p in r["paths"]))')
 ok "$([[ $n == "([('stat', 'int')], 2)" ]]; echo $?)" "each entry has op stat and the tid of one of the 2 walkers ($n)"
+# "tids": the walkers' thread ids (the harness matches only their events).
+n=$(jget "$tmp/false" 'len(r["tids"]) == len(set(r["tids"])) == 2 and all(t > 0 for t in r["tids"]) and set(p["tid"] for p in r["paths"]) == set(r["tids"])')
+ok "$([[ $n == True ]]; echo $?)" "tids: the 2 walkers' distinct thread ids, the tids of the listed failures ($(jget "$tmp/false" 'r["tids"]'))"
 n=$(jget "$tmp/false" "all($ns0 < p['ns'] < $ns1 for p in r['paths']) and [p['ns'] for p in r['paths']] == sorted(p['ns'] for p in r['paths']) and abs(r['paths'][0]['ns'] - $ns0 - 1e9 * r['paths'][0]['t']) < 2e8")
 ok "$([[ $n == True ]]; echo $?)" "ns is CLOCK_MONOTONIC at the failure (within the run, in order, matches t)"
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 75
+plan 77
 
 tmp_dir
 C=$HS/compare
@@ -160,8 +160,9 @@ sys.exit(not (shown(os.path.abspath("results/compare-1")) == "results/compare-1"
 # event's component in the path, 0 <= user ns - module ns <= 100 ms).
 # mktr FILE FALSE PATHS LOST [PID:COMPONENT:NS...]: a canned log whose
 # workload saw FALSE false ENOENTs listed in PATHS (a JSON list), with
-# one trace event per PID:COMPONENT:NS (LOST: the trace's lost count;
-# "cut": the section has no end).
+# one trace event per PID:COMPONENT:NS[:COMM] (COMM default dcr-walk;
+# LOST: the trace's lost count; "cut": the section has no end; TIDS=a,b:
+# the result's "tids", else it has none).
 B=5000000000
 pe() { printf '{"path":"%s","t":0.5,"tid":%d,"ns":%d,"op":"stat"}' "$1" "$2" "$3"; }
 mktr() {
@@ -170,12 +171,13 @@ mktr() {
 	{
 		echo "DCRACE-BOOTED 6.1.192 cpus=2"
 		echo "DCRACE-MODULE-LOADED"
-		printf 'DCRACE-RESULT {"version":1,"mode":"stat","syscalls":1000,"false_enoent":%d,"first_false_enoent_s":%s,"per_second":[%d],"elapsed_s":1.0,"paths":%s,"paths_dropped":0,"gone":0,"mix":"stat=50,open=50"}\n' \
-			"$u" "$([[ $u -gt 0 ]] && echo 0.5 || echo null)" "$u" "$paths"
+		printf 'DCRACE-RESULT {"version":1,"mode":"stat","syscalls":1000,"false_enoent":%d,%s"first_false_enoent_s":%s,"per_second":[%d],"elapsed_s":1.0,"paths":%s,"paths_dropped":0,"gone":0,"mix":"stat=50,open=50"}\n' \
+			"$u" "${TIDS:+\"tids\":[$TIDS],}" "$([[ $u -gt 0 ]] && echo 0.5 || echo null)" "$u" "$paths"
 		echo "DCRACE-TRACE-BEGIN"
 		for e in "$@"; do
-			IFS=: read -r pid comp ns <<<"$e"
-			echo "        dcr-walk-$pid     [001] d..1.     5.000000: dcrace_race: verdict=false_enoent pid=$pid comm=dcr-walk lookup=walk component=$comp seq=4/6 result=-2 killer=-1/unknown kill_to_read_ns=-1 ns=$ns"
+			IFS=: read -r pid comp ns comm <<<"$e"
+			comm=${comm:-dcr-walk}
+			echo "        $comm-$pid     [001] d..1.     5.000000: dcrace_race: verdict=false_enoent pid=$pid comm=$comm lookup=walk component=$comp seq=4/6 result=-2 killer=-1/unknown kill_to_read_ns=-1 ns=$ns"
 		done
 		[[ $lost == cut ]] || echo "DCRACE-TRACE-END"
 		[[ $lost == cut ]] || echo "DCRACE-TRACE-LOST $lost"
@@ -221,6 +223,23 @@ ok "$([[ $(jq -r '.runs.unfixed[0].trace.user_only_first[0].ns' "$tmp/t-uonly.js
 mktr "$tmp/t-monly" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B 101:f7:$((B + 2000))
 judge t-monly "$tmp/t-monly"
 ok "$([[ $(rcof t-monly) -eq $EX_DETECTOR ]] && rows t-monly 1 0 1; echo $?)" "a module event without a user failure: module-only, exit $EX_DETECTOR (got $(rcof t-monly))"
+# Events of other processes (the guest's shell exec'ing /proc/self/exe,
+# the pruner): not the workload's, so neither matched nor module-only,
+# counted as outside. Without "tids" the walkers are known by their comm,
+# with it by their tid (a dcr-walk of another pid is outside then).
+mktr "$tmp/t-out" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B 68:68:$((B + 1000)):exe
+judge t-out "$tmp/t-out"
+ok "$([[ $(rcof t-out) -eq 0 ]] && rows t-out 1 0 0 &&
+	grep -qE '^  outside the workload \(other processes\) +1 +0$' "$tmp/t-out.out" &&
+	grep -q '^note: module false_enoent events in other processes of the guest.*: unfixed 1$' "$tmp/t-out.out" &&
+	[[ $(jq -r '.runs.unfixed[0].trace.outside_first[0].comm' "$tmp/t-out.json") == exe ]]; echo $?)" \
+	"an event of another process (comm exe, no tids): outside the workload, not module-only, exit 0 (got $(rcof t-out))"
+TIDS=101,102 mktr "$tmp/t-tids" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B 64:f7:$((B + 1000)) 102:f7:$((B + 2000))
+judge t-tids "$tmp/t-tids"
+ok "$([[ $(rcof t-tids) -eq $EX_DETECTOR ]] && rows t-tids 1 0 1 &&
+	grep -qE '^  outside the workload \(other processes\) +1 +0$' "$tmp/t-tids.out"; echo $?)" \
+	"with tids: a dcr-walk event of pid 64 (not a walker) is outside; walker 102's event without a failure is module-only, exit $EX_DETECTOR (got $(rcof t-tids))"
+
 # The window's edges: 0 and 100 ms after the event match; 100 ms + 1 ns
 # after, or 1 ns before, do not.
 W=100000000

@@ -48,6 +48,21 @@ static void print_paths(FILE *f, const struct result *r, uint64_t *listed)
 	}
 }
 
+/*
+ * "tids": the walkers' (copiers') thread ids, the only threads whose false
+ * ENOENTs the result lists: the harness matches the module's events of
+ * these threads to "paths" and counts the others' as outside the workload.
+ */
+static void print_tids(FILE *f, const struct result *r)
+{
+	size_t i;
+
+	fputs("\"tids\":[", f);
+	for (i = 0; i < r->ntids; i++)
+		fprintf(f, "%s%d", i ? "," : "", r->tids[i]);
+	fputc(']', f);
+}
+
 static void print_json(FILE *f, const struct result *r, long npruners)
 {
 	uint64_t listed = 0;
@@ -62,10 +77,12 @@ static void print_json(FILE *f, const struct result *r, long npruners)
 		"\"cache_pressure\":%ld,"	/* -1: left as it was */
 		"\"duration_s\":%.3f,\"elapsed_s\":%.3f,\"syscalls\":%" PRIu64
 		",\"false_enoent\":%" PRIu64 ",\"other_errors\":%" PRIu64
-		",\"first_error\":",
+		",",
 		cfg.seed, cfg.threads, npruners, cfg.dirs, cfg.files, cfg.pin_dirs,
 		cfg.cache_pressure, cfg.duration, r->elapsed, r->syscalls,
 		r->false_enoent, r->other_errors);
+	print_tids(f, r);
+	fputs(",\"first_error\":", f);
 	if (r->first_err)
 		json_string(f, r->first_err);
 	else
@@ -148,9 +165,13 @@ void collect_result(struct result *r, struct worker **workers,
 	long i;
 
 	r->hist = xcalloc(nbins, sizeof(*r->hist));
+	r->tids = xcalloc((size_t)cfg.threads, sizeof(*r->tids));
 	for (i = 0; i < cfg.threads; i++) {
 		const struct worker *w = workers[i];
 		size_t b;
+
+		if (w->os_tid > 0)
+			r->tids[r->ntids++] = w->os_tid;
 
 		r->syscalls += w->syscalls;
 		r->false_enoent += w->false_enoent;

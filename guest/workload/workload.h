@@ -181,6 +181,8 @@ struct result {
 	uint64_t *hist;
 	struct path_rec *paths;
 	size_t npaths;
+	int *tids;		/* the walkers' (copiers') gettid()s */
+	size_t ntids;
 };
 
 extern atomic_int stop_flag;

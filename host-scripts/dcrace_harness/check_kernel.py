@@ -126,8 +126,10 @@ def main(argv):
                 if spec.module else ""))
             tr = r.get("trace")
             if tr is not None:
-                print("try %d: dcrace.ko trace events: %d matched, %d user-only, %d module-only%s" % (
+                print("try %d: dcrace.ko trace events: %d matched, %d user-only, %d module-only, "
+                      "%d outside the workload%s" % (
                     i + 1, tr["matched"], len(tr["user_only"]), len(tr["module_only"]),
+                    len(tr.get("outside", [])),
                     " (detector failure; the user-visible false ENOENT decides)"
                     if tr["user_only"] or tr["module_only"] else ""))
             if n or m:

@@ -122,6 +122,7 @@ def table(names, sums):
         ("module events matched to user failures", lambda s: traced(s, "matched")),
         ("  user-only (module missed)", lambda s: traced(s, "user_only")),
         ("  module-only (no user failure)", lambda s: traced(s, "module_only")),
+        ("  outside the workload (other processes)", lambda s: traced(s, "outside")),
         ("module and user space agree", lambda s: ("yes" if s["agree"] else "NO") if s["has_module"] else "-"),
         ("time to first false ENOENT", lambda s: fmt_first(s["first_s"])),
         ("kernel splats (BUG/WARNING)", lambda s: str(s["splats"])),
@@ -265,6 +266,11 @@ def report(args, spec, names, runs, outdir):
     unmatched = [n for n in names if sums[n]["user_only"] or sums[n]["module_only"]]
     if unmatched:
         print("note: unmatched events on: %s (the first of each in the --json output)" % ", ".join(unmatched))
+    outside = [n for n in names if sums[n].get("outside")]
+    if outside:
+        print("note: module false_enoent events in other processes of the guest, outside the "
+              "workload (not matched; the first of each in the --json output): %s" % ", ".join(
+                  "%s %d" % (n, sums[n]["outside"]) for n in outside))
     print("verdict: %s" % line)
     if outdir:
         print("logs: %s" % shown(outdir))
@@ -299,6 +305,8 @@ def trace_json(tr, keep=20):
     out["module_only"] = len(tr["module_only"])
     out["user_only_first"] = tr["user_only"][:keep]
     out["module_only_first"] = tr["module_only"][:keep]
+    out["outside"] = len(tr.get("outside", []))
+    out["outside_first"] = tr.get("outside", [])[:keep]
     return out
 
 

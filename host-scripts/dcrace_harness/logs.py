@@ -163,6 +163,30 @@ def match_events(events, failures, window_ns=MATCH_WINDOW_NS):
     return matched, user_only, module_only
 
 
+# The workload's walker (copier) threads' name: the threads whose false
+# ENOENTs the result lists, when the result does not give their tids.
+WALK_COMM = "dcr-walk"
+
+
+def workload_tids(res):
+    """The walkers' thread ids from the result's "tids", or None (a result
+    without them: then the walkers are known by their name)."""
+    tids = res.get("tids")
+    if isinstance(tids, list) and all(isinstance(t, int) for t in tids):
+        return set(tids)
+    return None
+
+
+def split_outside(events, tids):
+    """(the workload's events, the others'): only the walkers' failures are
+    in the result, so only their events can be matched; another process's
+    (the guest's shell, the pruner opening drop_caches) is counted as
+    outside the workload, never as module-only."""
+    mine = [e for e in events if (e["pid"] in tids if tids is not None else e["comm"] == WALK_COMM)]
+    ids = set(id(e) for e in mine)
+    return mine, [e for e in events if id(e) not in ids]
+
+
 def user_failures(res, path):
     """The workload's "paths" entries (every user-visible false ENOENT);
     a list shorter than the count (capped, dropped) is an infrastructure
@@ -237,11 +261,13 @@ def parse_log(path, want_module=True, window_ns=MATCH_WINDOW_NS):
         if tr is not None:
             events, lost = tr
             failures = user_failures(res, path)
-            m, u, mo = match_events(events, failures, window_ns)
+            mine, outside = split_outside(events, workload_tids(res))
+            m, u, mo = match_events(mine, failures, window_ns)
             out["trace"] = {"events": len(events), "lost": lost,
                             "paths_listed": len(failures),
                             "paths_dropped": max(0, res["false_enoent"] - len(failures)),
                             "matched": len(m), "user_only": u, "module_only": mo,
+                            "outside": outside,
                             "stats_differ": len(events) != st["false_enoent"]}
     dm = _section(text, "DMESG") or ""
     out["splats"] = [l for l in dm.splitlines() if defs.is_splat(l)]
@@ -267,7 +293,7 @@ def summarize(runs):
          "splats": 0, "has_module": all("stats" in r for r in runs),
          # per-event matching: runs with trace events; the others fall
          # back to comparing the counts
-         "runs_traced": 0, "matched": 0, "user_only": 0, "module_only": 0,
+         "runs_traced": 0, "matched": 0, "user_only": 0, "module_only": 0, "outside": 0,
          "trace_lost": 0, "paths_dropped": 0, "agree_counts": True,
          "trace_vs_stats": 0}
     for r in runs:
@@ -297,6 +323,7 @@ def summarize(runs):
                 s["matched"] += tr["matched"]
                 s["user_only"] += len(tr["user_only"])
                 s["module_only"] += len(tr["module_only"])
+                s["outside"] += len(tr.get("outside", []))
                 s["trace_lost"] += tr["lost"]
                 s["paths_dropped"] += tr["paths_dropped"]
                 s["trace_vs_stats"] += int(tr.get("stats_differ", False))

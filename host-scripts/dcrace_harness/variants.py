@@ -113,7 +113,7 @@ def summarize_cell(kernel, mode, kind, doc, max_first):
     runs = doc["runs"][kernel]
     c = {"kernel": kernel, "mode": mode, "kind": kind, "runs": len(runs),
          "reproduced": 0, "user": 0, "module_false": 0, "matched": 0,
-         "user_only": 0, "module_only": 0, "runs_one_to_one": 0, "untraced": 0,
+         "user_only": 0, "module_only": 0, "outside": 0, "runs_one_to_one": 0, "untraced": 0,
          "walk_caught": 0, "open_caught": 0, "walk_false": 0, "open_false": 0, "caught_late": 0, "firsts": [],
          "syscalls": 0, "mix": doc["settings"].get("mix"),
          "duration": doc["settings"]["duration"], "failures": []}
@@ -137,6 +137,7 @@ def summarize_cell(kernel, mode, kind, doc, max_first):
         c["matched"] += tr["matched"]
         c["user_only"] += tr["user_only"]
         c["module_only"] += tr["module_only"]
+        c["outside"] += tr.get("outside", 0)
         if not tr["user_only"] and not tr["module_only"] and not tr.get("lost"):
             c["runs_one_to_one"] += 1
     k = defs.KERNELS.get(kernel)
@@ -186,7 +187,10 @@ def markdown(cells, kchecks, meta):
            "`compare --kernels K --mode M [--natural] --runs N`: N boots, dcrace.ko loaded, "
            "its `dcrace:dcrace_race` false_enoent events matched one to one to the "
            "workload's user-visible false ENOENTs (pid = tid, component in the path, "
-           "the failure at most 100 ms after the event). Time to the first false ENOENT "
+           "the failure at most 100 ms after the event); `outside` counts the module's "
+           "false_enoent events in other processes of the guest (its shell), which the workload "
+           "cannot see and which are not matched (so module false_enoent = matched + module-only "
+           "+ outside). Time to the first false ENOENT "
            "(workload seconds) is min / median / max over the runs that reproduced. "
            "`caught` is dcrace.ko's `walk_caught` (stat path: walk_component's steps) and "
            "`open_caught` (open()'s last component) summed over the runs." % meta["command"], "",
@@ -197,13 +201,13 @@ def markdown(cells, kchecks, meta):
                            meta["load_before"], meta["load_after"]), "",
            ] + ([meta["note"], ""] if meta.get("note") else []) + [
            "| kernel | mode | window | runs reproduced | user false ENOENT | module false_enoent "
-           "| matched | user-only | module-only | runs one to one | time to first, s (min / median / max) "
-           "| caught walk / open | checks |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           "| matched | user-only | module-only | outside | runs one to one "
+           "| time to first, s (min / median / max) | caught walk / open | checks |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for c in cells:
-        out.append("| %s | %s | %s | %d/%d | %d | %d | %d | %d | %d | %d/%d | %s | %d / %d | %s |" % (
+        out.append("| %s | %s | %s | %d/%d | %d | %d | %d | %d | %d | %d | %d/%d | %s | %d / %d | %s |" % (
             c["kernel"], c["mode"], c["kind"], c["reproduced"], c["runs"], c["user"],
-            c["module_false"], c["matched"], c["user_only"], c["module_only"],
+            c["module_false"], c["matched"], c["user_only"], c["module_only"], c.get("outside", 0),
             c["runs_one_to_one"], c["runs"], fmt_firsts(c["firsts"]),
             c["walk_caught"], c["open_caught"],
             "; ".join(w for _, w in c["failures"]) or "ok"))
