@@ -6,7 +6,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 15
+plan 16
 
 tmp_dir
 V=$HS/variants
@@ -101,6 +101,17 @@ ok "$([[ $(rcof merged) -eq $EX_HARNESS_INFRA ]] &&
 	grep -qF "\`host-scripts/variants --runs 2\`; \`host-scripts/variants --modes cp-pressure\`" "$tmp/merged.out" &&
 	grep -q 'Run d1 to d2;' "$tmp/merged.out"; echo $?)" \
 	"--from twice: each cell from the last directory that has it, cp-pressure rows, both commands and dates in the header, a cell in neither: exit $EX_HARNESS_INFRA (got $(rcof merged))"
+
+# cp-pressure's injected cells: a slow or missed reproduction is shown as
+# not checked (exit 0), an unmatched event still fails (exit 4)
+mkcells "$tmp/cpp" unfixed:cp-pressure:injected:2:1:1:0:0:2.5:0:0 unfixed:cp-pressure:natural:2:0:0:0:0:-:0:0
+run cpp "$V" --from "$tmp/cpp" --kernels unfixed --modes cp-pressure
+mkcells "$tmp/cpp2" unfixed:cp-pressure:injected:2:1:2:0:1:2.5:0:0 unfixed:cp-pressure:natural:2:0:0:0:0:-:0:0
+run cpp2 "$V" --from "$tmp/cpp2" --kernels unfixed --modes cp-pressure
+ok "$([[ $(rcof cpp) -eq 0 && $(rcof cpp2) -eq $EX_DETECTOR ]] &&
+	grep -q '^| unfixed | cp-pressure | injected | 2/2 .*| not checked: time to the first above 1 s in 2 run(s) (max 2.500 s) |$' "$tmp/cpp.out" &&
+	grep -q '^Result: every check holds$' "$tmp/cpp.out" && grep -q '^Not checked (cp-pressure' "$tmp/cpp.out"; echo $?)" \
+	"cp-pressure: a first above 1 s is not checked (exit 0, got $(rcof cpp)); a module-only event fails it (exit $EX_DETECTOR, got $(rcof cpp2))"
 
 # usage errors
 run u1 "$V" --modes stat,foo

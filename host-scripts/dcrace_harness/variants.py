@@ -14,6 +14,7 @@ What is checked, per cell:
     false_enoent events matched one to one to the user-visible false
     ENOENTs (0 user-only, 0 module-only); injected: every run reproduced
     (user-visible false ENOENT > 0) and its time to the first <= --max-first
+    (not in mode cp-pressure, whose rows show these as "not checked")
   kernels expected clean (fixed, debian): 0 user-visible false ENOENT and
     0 module false_enoent in every run; over all of a kernel's cells,
     caught > 0 on both paths (stats' walk_caught and open_caught)
@@ -116,7 +117,7 @@ def summarize_cell(kernel, mode, kind, doc, max_first):
          "user_only": 0, "module_only": 0, "outside": 0, "runs_one_to_one": 0, "untraced": 0,
          "walk_caught": 0, "open_caught": 0, "walk_false": 0, "open_false": 0, "caught_late": 0, "firsts": [],
          "syscalls": 0, "mix": doc["settings"].get("mix"),
-         "duration": doc["settings"]["duration"], "failures": []}
+         "duration": doc["settings"]["duration"], "failures": [], "notes": []}
     for r in runs:
         res, st, tr = r["result"], r.get("stats") or {}, r.get("trace")
         c["syscalls"] += res["syscalls"]
@@ -150,13 +151,17 @@ def summarize_cell(kernel, mode, kind, doc, max_first):
     if k is not None and k.expect_clean and (c["user"] or c["module_false"]):
         f.append((defs.EX_FAIL, "false ENOENT on a clean kernel: %d user-visible, %d module" % (
             c["user"], c["module_false"])))
+    # The extra modes (cp-pressure) are held to the one-to-one match and
+    # to a clean kernel's zero, not to the injected reproduction checks:
+    # those go to notes (shown, not failed).
+    rep = c["notes"] if mode in EXTRA_MODES else f
     if k is not None and k.expect_race and kind == "injected":
         if c["reproduced"] < c["runs"]:
-            f.append((defs.EX_INCONCLUSIVE, "reproduced in %d of %d injected runs" % (
+            rep.append((defs.EX_INCONCLUSIVE, "reproduced in %d of %d injected runs" % (
                 c["reproduced"], c["runs"])))
         slow = [t for t in c["firsts"] if t > max_first]
         if slow:
-            f.append((defs.EX_INCONCLUSIVE, "time to the first above %g s in %d run(s) (max %.3f s)" % (
+            rep.append((defs.EX_INCONCLUSIVE, "time to the first above %g s in %d run(s) (max %.3f s)" % (
                 max_first, len(slow), max(slow))))
     return c
 
@@ -210,13 +215,21 @@ def markdown(cells, kchecks, meta):
             c["module_false"], c["matched"], c["user_only"], c["module_only"], c.get("outside", 0),
             c["runs_one_to_one"], c["runs"], fmt_firsts(c["firsts"]),
             c["walk_caught"], c["open_caught"],
-            "; ".join(w for _, w in c["failures"]) or "ok"))
+            "; ".join([w for _, w in c["failures"]] + ["not checked: " + w for _, w in c.get("notes", [])])
+            or "ok"))
     out.append("")
     errs = [w for _, w in kchecks] + [
         "%s: %s" % (cell_name(c["kernel"], c["mode"], c["kind"]), w)
         for c in cells for _, w in c["failures"]]
     out.append("Result: %s" % ("every check holds" if not errs else "; ".join(errs)))
     out.append("")
+    notes = ["%s: %s" % (cell_name(c["kernel"], c["mode"], c["kind"]), w)
+             for c in cells for _, w in c.get("notes", [])]
+    if notes:
+        out.append("Not checked (cp-pressure rows are held to the one-to-one match only: the pressure "
+                   "pruner is slower than the 1 s the default modes are held to; docs/design.md, "
+                   "\"The workload's modes\"): %s" % "; ".join(notes))
+        out.append("")
     return "\n".join(out)
 
 
