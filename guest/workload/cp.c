@@ -9,7 +9,8 @@
  * Like src_error(), for the copier's removals, where giving up would leave
  * a tree behind and turn one race into a cascade of later errors: says
  * whether to try again (a false ENOENT is transient; at most 3 tries).
- * One failure counts once, however often it is tried.
+ * Every failed try is checked and counted: each is a syscall that
+ * returned a false ENOENT, and dcrace.ko sees each one.
  */
 static bool again(struct worker *w, const char *op, const char *path,
 		  int err, int *tries)
@@ -18,7 +19,7 @@ static bool again(struct worker *w, const char *op, const char *path,
 		note_error(w, op, path, err);
 		return false;
 	}
-	if (*tries == 0 && !src_error(w, op, path, err))
+	if (!src_error(w, op, path, err))
 		return false;	/* really gone: nothing to try again */
 	return ++*tries < 3;
 }
@@ -76,8 +77,17 @@ static void remove_tree(struct worker *w, const char *path, bool must_exist)
 		if (lstat(path, &st) == 0)
 			break;
 		err = errno;
-		if (err == ENOENT && !must_exist)
-			return;
+		/*
+		 * May really be absent (no leftover copy; with DIR a mount's
+		 * root, the default, PATH's last component is the only one
+		 * that can race): a false ENOENT only if PATH is found right
+		 * after.
+		 */
+		if (err == ENOENT && !must_exist) {
+			if (!absent_error(w, "lstat", path) || ++tries >= 3)
+				return;
+			continue;
+		}
 		if (!again(w, "lstat", path, err, &tries))
 			return;
 	}

@@ -154,6 +154,23 @@ bool src_error(struct worker *w, const char *op, const char *path, int err)
 	return false;
 }
 
+/*
+ * An ENOENT on PATH, which may really be absent (cp's leftover copy):
+ * false only if PATH is found right after, then counted like
+ * src_error()'s; really absent is no error and not "gone".  Returns
+ * whether it was a false ENOENT.
+ */
+bool absent_error(struct worker *w, const char *op, const char *path)
+{
+	uint64_t ns = mono_ns();
+	double t = since_start();
+
+	if (!still_there(w, path))
+		return false;
+	note_false(w, op, path, path, t, ns);
+	return true;
+}
+
 /* Like src_error(), for a call that creates PATH: its parent must exist. */
 bool dst_error(struct worker *w, const char *op, const char *path, int err)
 {

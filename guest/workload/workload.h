@@ -228,6 +228,7 @@ void pin_dirs(void);
 void note_error(struct worker *w, const char *op, const char *path, int err);
 bool src_error(struct worker *w, const char *op, const char *path, int err);
 bool dst_error(struct worker *w, const char *op, const char *path, int err);
+bool absent_error(struct worker *w, const char *op, const char *path);
 void recheck_false(struct worker *w);
 
 /* walk.c */

@@ -4,8 +4,9 @@
  * paths that contain a given string, as a false ENOENT would, on a host
  * build of the workload.
  *
- *	DCRACE_FAULT_OP		stat, open or unlink
+ *	DCRACE_FAULT_OP		stat, lstat, open or unlink
  *	DCRACE_FAULT_PATH	fail only paths containing this string
+ *	DCRACE_FAULT_TIMES	fail only the first N such calls (default: all)
  *	DCRACE_FAULT_COUNT	file that gets the number of failures made
  *
  * Build: gcc -shared -fPIC -o fault.so tests/workload/fault.c -ldl
@@ -29,7 +30,11 @@ static int fault(const char *op, const char *path)
 	const char *want = getenv("DCRACE_FAULT_OP");
 	const char *sub = getenv("DCRACE_FAULT_PATH");
 
+	const char *times = getenv("DCRACE_FAULT_TIMES");
+
 	if (!want || strcmp(want, op) != 0 || !sub || !strstr(path, sub))
+		return 0;
+	if (times && atomic_load(&made) >= strtoul(times, NULL, 10))
 		return 0;
 	atomic_fetch_add(&made, 1);
 	errno = ENOENT;
@@ -44,6 +49,17 @@ int stat(const char *path, struct stat *st)
 		return -1;
 	if (!real)
 		real = (int (*)(const char *, struct stat *))dlsym(RTLD_NEXT, "stat");
+	return real(path, st);
+}
+
+int lstat(const char *path, struct stat *st)
+{
+	static int (*real)(const char *, struct stat *);
+
+	if (fault("lstat", path))
+		return -1;
+	if (!real)
+		real = (int (*)(const char *, struct stat *))dlsym(RTLD_NEXT, "lstat");
 	return real(path, st);
 }
 
