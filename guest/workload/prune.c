@@ -27,8 +27,26 @@ static void prune_done(struct pruner *p)
 			      memory_order_relaxed);
 }
 
+/*
+ * Each write of DROP_CACHES prints "drop_caches: 2" (pr_info) until 4 is
+ * written once: thousands of console lines a second, whose printing on a
+ * serial console slows the pruner and floods the guest's log.  Kernels
+ * before 3.17 refuse 4; the pruner works without it.
+ */
+static void drop_caches_quiet(void)
+{
+	int fd = open(DROP_CACHES, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	/* on an old kernel this fails and the messages stay */
+	(void)!write(fd, "4", 1);
+	close(fd);
+}
+
 static void drop_caches_loop(struct pruner *p)
 {
+	drop_caches_quiet();
 	while (!stopped()) {
 		int fd = open(DROP_CACHES, O_WRONLY | O_CLOEXEC);
 		if (fd < 0) {
