@@ -400,5 +400,7 @@ def verdict(names, sums):
     for n in race:
         if not kernel_bad(sums[n]):
             return defs.EX_INCONCLUSIVE, "INCONCLUSIVE: the %s kernel did not reproduce the race" % n
-    return defs.EX_OK, "fix holds: %s reproduces (%d false ENOENT), %s is clean" % (
-        ", ".join(race), sum(sums[n]["user_false_enoent"] for n in race), ", ".join(clean))
+    return defs.EX_OK, "fix holds: %s %s (%d false ENOENT), %s %s clean" % (
+        ", ".join(race), "reproduces" if len(race) == 1 else "reproduce",
+        sum(sums[n]["user_false_enoent"] for n in race), ", ".join(clean),
+        "is" if len(clean) == 1 else "are")
