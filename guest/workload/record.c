@@ -115,14 +115,19 @@ static bool still_there(struct worker *w, const char *check)
 	return false;
 }
 
+/*
+ * Is the ENOENT of OP on PATH false (CHECK is there right after)? If so it
+ * is counted. CHECK really missing counts as "gone", unless MAY_BE_ABSENT.
+ */
 static bool verify_enoent(struct worker *w, const char *op, const char *path,
-			  const char *check)
+			  const char *check, bool may_be_absent)
 {
 	uint64_t ns = mono_ns();
 	double t = since_start();
 
 	if (!still_there(w, check)) {
-		w->gone++;
+		if (!may_be_absent)
+			w->gone++;
 		return false;
 	}
 	note_false(w, op, path, check, t, ns);
@@ -149,7 +154,7 @@ void note_error(struct worker *w, const char *op, const char *path, int err)
 bool src_error(struct worker *w, const char *op, const char *path, int err)
 {
 	if (err == ENOENT)
-		return verify_enoent(w, op, path, path);
+		return verify_enoent(w, op, path, path, false);
 	note_error(w, op, path, err);
 	return false;
 }
@@ -162,13 +167,7 @@ bool src_error(struct worker *w, const char *op, const char *path, int err)
  */
 bool absent_error(struct worker *w, const char *op, const char *path)
 {
-	uint64_t ns = mono_ns();
-	double t = since_start();
-
-	if (!still_there(w, path))
-		return false;
-	note_false(w, op, path, path, t, ns);
-	return true;
+	return verify_enoent(w, op, path, path, true);
 }
 
 /* Like src_error(), for a call that creates PATH: its parent must exist. */
@@ -188,7 +187,7 @@ bool dst_error(struct worker *w, const char *op, const char *path, int err)
 		n = sizeof(parent) - 1;
 	memcpy(parent, path, n);
 	parent[n] = '\0';
-	return verify_enoent(w, op, path, n ? parent : "/");
+	return verify_enoent(w, op, path, n ? parent : "/", false);
 }
 
 /* After the run (threads joined): kept false ENOENTs whose path is gone. */

@@ -29,7 +29,6 @@ static int fault(const char *op, const char *path)
 {
 	const char *want = getenv("DCRACE_FAULT_OP");
 	const char *sub = getenv("DCRACE_FAULT_PATH");
-
 	const char *times = getenv("DCRACE_FAULT_TIMES");
 
 	if (!want || strcmp(want, op) != 0 || !sub || !strstr(path, sub))
