@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 9
+plan 10
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -92,4 +92,21 @@ ok "$(grep -qF "costs 1.00x on \`stat\`, 1.00x on \`open\`" <<<"$r"; echo $?)" "
 ok "$(grep -q "^- \`rcu_lookup\`: after \`lookup_fast()\`" <<<"$r" && grep -q "^- \`dentry_kill\`: " <<<"$r" &&
 	! grep -q "^- \`gone\`" <<<"$r"; echo $?)" \
 	"the report says what each measured probe is (and nothing for a probe it does not know)"
+# the JSON names the overhead log relative to the checkout (committed
+# docs/benchmarks.json must not carry the machine's absolute path)
+mkdir -p "$tmp/outdir"
+r=$(py "import os, shutil, types
+from dcrace_harness import bench
+def boot(kernel, script, log, timeout, copies=()):
+    shutil.copy('$tmp/out', log)
+bench.boot = boot
+bench.build_ko = lambda k: '/x/dcrace.ko'
+args = types.SimpleNamespace(kernel='unfixed', rounds=3, row_seconds=3, probe_rounds=2, settle=2)
+d = os.path.join(bench.ROOT, 'results', 'bench-test-$$')
+os.makedirs(d, exist_ok=True)
+o = bench.bench_overhead(args, d)
+print(o['log'])" 2>"$tmp/err" || true)
+diag "$(tail -n 3 "$tmp/err")"
+rm -rf "$ROOT/results/bench-test-$$"
+ok "$([[ $r == results/bench-test-$$/overhead.log ]]; echo $?)" "bench's JSON names its log relative to the checkout (got $r)"
 done_testing

@@ -31,7 +31,7 @@ EOF
 mapfile -t scripts < <(sed -n 's/^script //p' "$tmp/cmds")
 mapfile -t targets < <(sed -n 's/^target //p' "$tmp/cmds")
 # lib.sh and the dcrace_harness package are sourced/imported, not run.
-plan $((${#scripts[@]} * 2 + ${#targets[@]} + 6))
+plan $((${#scripts[@]} * 2 + ${#targets[@]} + 11))
 diag "the docs name: scripts ${scripts[*]}; make targets ${targets[*]}"
 
 # 1. every script: --help, and a real run in some test file
@@ -111,5 +111,23 @@ ok "$([[ $rc -eq 0 ]] && cmp -s "$tmp/bench.md" docs/benchmarks.md; echo $?)" \
 
 # 6. README's main command is the one .ci/run's test command relies on
 ok "$(grep -q '^make check' README.md && grep -q 'make check' .ci/run; echo $?)" "README's test command is what CI runs"
+
+# 7. README as a new user reads it: on a fresh Debian 12 (no git, no
+# make) it says what to install before the two commands, how long a cold
+# make check takes, no internal issue numbers, one sample table per
+# command; committed files hold no absolute path of the machine that
+# made them.
+first_make=$({ grep -n '^make compare' README.md || true; } | head -n 1 | cut -d: -f1)
+first_apt=$({ grep -nE '^apt-get .*install .*\bgit\b.*\bmake\b|^apt-get .*install .*\bmake\b.*\bgit\b' README.md || true; } | head -n 1 | cut -d: -f1)
+ok "$([[ -n $first_apt && -n $first_make && $first_apt -lt $first_make ]]; echo $?)" \
+	"README installs git and make before the two commands (apt-get at line ${first_apt:-none}, make compare at ${first_make:-none})"
+ok "$(grep -qiE 'cold .?make check.? (takes|took)|make check.? from an empty cache (takes|took)' README.md; echo $?)" \
+	"README says how long a cold make check takes"
+issues=$(grep -noiE '\bissues? [0-9]+' README.md || true)
+ok "$([[ -z $issues ]]; echo $?)" "README names no internal issue numbers (${issues:-none})"
+tables=$(grep -c '^dcrace compare: mode=' README.md || true)
+ok "$([[ $tables -eq 1 ]]; echo $?)" "README shows one sample table of make compare (got $tables)"
+abs=$(grep -nE '"(/work|/root|/home|/tmp)/' docs/*.json || true)
+ok "$([[ -z $abs ]]; echo $?)" "committed JSON holds no absolute path of the machine that made it (${abs:-none})"
 
 done_testing

@@ -173,7 +173,7 @@ def bench_overhead(args, outdir):
     want = {w: ["loaded"] for w in WORKLOADS}
     if probe_rounds:
         want["stat"] += ["only-" + n for n, st in probes if st != "missing"]
-    out = {"log": log, "release": release(text), "row_seconds": args.row_seconds,
+    out = {"log": os.path.relpath(log, ROOT), "release": release(text), "row_seconds": args.row_seconds,
            "rounds": args.rounds, "probe_rounds": probe_rounds, "settle": args.settle,
            "probes": {n: st for n, st in probes}, "workloads": {}}
     for w in WORKLOADS:
