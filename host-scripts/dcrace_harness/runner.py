@@ -180,5 +180,8 @@ def shown(path):
 def results_dir(base, name):
     d = os.path.join(base or os.path.join(ROOT, "results"),
                      "%s-%s-%d" % (name, time.strftime("%Y%m%d-%H%M%S"), os.getpid()))
-    os.makedirs(d, exist_ok=True)
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError as e:
+        raise InfraError("cannot make the results directory %s: %s" % (d, e.strerror or e))
     return d
