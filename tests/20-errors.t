@@ -58,7 +58,11 @@ expect_error "soak --seconds without a value" "$EX_USAGE" '^soak: error: --secon
 # run-guest that marks a boot); a kernel path that does not exist is for
 # check-kernel a commit that could not be tested (30-verdict.t), a typo of
 # a name its usage error.
-printf '#!/bin/sh\ntouch "$BOOTED"\nexit 125\n' >"$tmp/boot-rg"
+cat >"$tmp/boot-rg" <<'FAKE'
+#!/bin/sh
+touch "$BOOTED"
+exit 125
+FAKE
 chmod +x "$tmp/boot-rg"
 boot_env=(env BOOTED="$tmp/booted" DCRACE_RUN_GUEST="$tmp/boot-rg")
 expect_error "compare --kernels typo,fixd" "$EX_USAGE" '^compare: error: --kernels: unknown kernels: typo, fixd \(want unfixed, fixed, ' \

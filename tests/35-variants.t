@@ -126,7 +126,7 @@ ok "$([[ $(rcof malformed) -eq $EX_HARNESS_INFRA ]] && grep -q 'fixed-stat-natur
 	"a malformed cell JSON: infrastructure, exit $EX_HARNESS_INFRA, no traceback (got $(rcof malformed); $(tail -n 1 "$tmp/malformed.err"))"
 run nojson "$V" --from "$tmp/good" "${sel[@]}" --json /nonexistent/dir/v.json
 ok "$([[ $(rcof nojson) -eq $EX_HARNESS_INFRA && $(grep -c . "$tmp/nojson.err") -eq 1 ]] &&
-	grep -q 'cannot write /nonexistent/dir/v.json' "$tmp/nojson.err"; echo $?)" \
+	grep -q 'cannot write --json /nonexistent/dir/v.json' "$tmp/nojson.err"; echo $?)" \
 	"variants --json into a missing directory: exit $EX_HARNESS_INFRA, one line (got $(rcof nojson); $(head -c 300 "$tmp/nojson.err"))"
 
 # a cell without its JSON: infrastructure

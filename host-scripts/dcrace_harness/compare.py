@@ -42,7 +42,7 @@ from . import argtypes as A
 from . import defs
 from .judge import Judgement, summarize, verdict
 from .logs import InfraError, MATCH_WINDOW_NS, parse_log
-from .runner import Interrupted, catch_signals, results_dir, run_once, shown
+from .runner import Interrupted, catch_signals, results_dir, run_once, shown, writable
 from .spec import DEFAULT_MIX, RunSpec, default_mem, default_mix, default_pruner, mix_shown
 
 
@@ -219,13 +219,6 @@ def parse_args(argv):
                    probability=args.probability, smp=args.smp, mem=args.mem,
                    timeout=args.timeout, accel=args.accel)
     return args, spec
-
-
-def writable(path, what):
-    """Fail before any boot when PATH cannot be written where it is named."""
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d) or not os.access(d, os.W_OK):
-        raise InfraError("cannot write %s %s: no writable directory %s" % (what, path, d))
 
 
 def gather(args, spec):

@@ -177,6 +177,14 @@ def shown(path):
     return path if rel.startswith("..") else rel
 
 
+def writable(path, what):
+    """Fail before any boot when PATH (an output file) cannot be written
+    where it is named."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d) or not os.access(d, os.W_OK):
+        raise InfraError("cannot write %s %s: no writable directory %s" % (what, path, d))
+
+
 def results_dir(base, name):
     d = os.path.join(base or os.path.join(ROOT, "results"),
                      "%s-%s-%d" % (name, time.strftime("%Y%m%d-%H%M%S"), os.getpid()))

@@ -42,7 +42,6 @@ import fcntl
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -50,7 +49,7 @@ from . import argtypes as A
 from . import defs
 from .judge import Judgement
 from .logs import InfraError
-from .runner import HS, Child, Interrupted, catch_signals, results_dir, shown
+from .runner import HS, Child, Interrupted, catch_signals, results_dir, shown, writable
 
 DEFAULT_KERNELS = "unfixed,mount-refetch,open-last,fixed"
 MODES = ("stat", "open", "cp")
@@ -354,6 +353,9 @@ def write(path, text):
 
 def matrix(args, kernels, modes, kinds, meta):
     """Gather the cells, print and write the table; the exit code."""
+    for what in ("out", "json"):
+        if getattr(args, what):
+            writable(getattr(args, what), "--" + what)
     cells, infra, rc = gather(args, kernels, modes, kinds)
     if rc is not None:
         return rc
