@@ -4,7 +4,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 45
+plan 55
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -53,6 +53,34 @@ expect_error "build-module --tree without a value" "$EX_USAGE" '^build-module: e
 	"$HS/build-module" --tree
 expect_error "soak --seconds without a value" "$EX_USAGE" '^soak: error: --seconds needs a value' \
 	"$HS/soak" --seconds
+
+# An unknown kernel name is a usage error before any guest boots (a fake
+# run-guest that marks a boot); a kernel path that does not exist is for
+# check-kernel a commit that could not be tested (30-verdict.t), a typo of
+# a name its usage error.
+cat >"$tmp/boot-rg" <<'FAKE'
+#!/bin/sh
+touch "$BOOTED"
+exit 125
+FAKE
+chmod +x "$tmp/boot-rg"
+boot_env=(env BOOTED="$tmp/booted" DCRACE_RUN_GUEST="$tmp/boot-rg")
+expect_error "compare --kernels typo,fixd" "$EX_USAGE" '^compare: error: --kernels: unknown kernels: typo, fixd \(want unfixed, fixed, ' \
+	"${boot_env[@]}" "$HS/compare" --kernels typo,fixd --duration 1 --results "$tmp/res"
+expect_error "variants --kernels unfixed,fixd" "$EX_USAGE" '^variants: error: --kernels: unknown kernel: fixd ' \
+	"${boot_env[@]}" "$HS/variants" --kernels unfixed,fixd --modes stat --kinds natural --runs 1 --results "$tmp/res"
+ok "$([[ ! -e $tmp/booted ]]; echo $?)" "an unknown kernel name: no guest booted"
+for k in fixd 6.12/fixd; do
+	expect_error "check-kernel --kernel $k" "$EX_BISECT_USAGE" "^check-kernel: error: --kernel: unknown kernel: ${k//./\\.} " \
+		"${boot_env[@]}" "$HS/check-kernel" --kernel "$k" --duration 1 --results "$tmp/res"
+done
+# An unexpected error is never check-kernel's 1 (bad): could not test.
+rc=0
+"${boot_env[@]}" "$HS/check-kernel" --kernel unfixed --results /proc/nope >"$tmp/out" 2>&1 || rc=$?
+diag "$(cat "$tmp/out")"
+ok "$([[ $rc -eq $EX_INFRA && $(grep -c . "$tmp/out") -eq 1 ]] &&
+	grep -q '^check-kernel: could not test: cannot make the results directory /proc/nope/' "$tmp/out"; echo $?)" \
+	"check-kernel --results /proc/nope: could not test, $EX_INFRA, one line (got $rc)"
 
 # The exit-code table: README.md documents exactly defs.sh's codes.
 # shellcheck disable=SC2016

@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 77
+plan 90
 
 tmp_dir
 C=$HS/compare
@@ -13,7 +13,9 @@ C=$HS/compare
 # mklog FILE USER_FALSE MODULE_FALSE CAUGHT [how]: a canned serial log;
 # how: truncated, garbage, killed (broken logs), other (2 other errors),
 # few (12 syscalls), splat (a WARNING in dmesg), gone (1 path really gone),
-# pruned (prunes and other_errors fields, 0 errors).
+# pruned (prunes and other_errors fields, 0 errors). CAUGHT is caught on
+# each path (walk_caught, open_caught) unless WC or OC say otherwise; MIX:
+# the result's mix.
 mklog() {
 	local f=$1 u=$2 m=$3 c=$4 how=${5:-} sc=1000 extra=
 	case $how in
@@ -28,13 +30,13 @@ mklog() {
 		if [[ $how == garbage ]]; then
 			echo 'DCRACE-RESULT {"version":1,"mode":"stat","syscalls":12'
 		elif [[ $how != killed ]]; then
-			printf 'DCRACE-RESULT {"version":1,"mode":"stat","syscalls":%d,"false_enoent":%d,"first_false_enoent_s":%s,"per_second":[%d],"elapsed_s":1.0%s}\n' \
-				"$sc" "$u" "$([[ $u -gt 0 ]] && echo 0.5 || echo null)" "$u" "$extra"
+			printf 'DCRACE-RESULT {"version":1,"mode":"stat","syscalls":%d,"false_enoent":%d,"first_false_enoent_s":%s,"per_second":[%d],"elapsed_s":1.0%s%s}\n' \
+				"$sc" "$u" "$([[ $u -gt 0 ]] && echo 0.5 || echo null)" "$u" "$extra" "${MIX:+,\"mix\":\"$MIX\"}"
 		fi
 		[[ $how == killed ]] && return
 		echo "DCRACE-STATS-BEGIN"
-		printf 'enabled: 1\nnull_inode_seen: %d\nfalse_enoent: %d\ncaught: %d\ncaught_late: 3\nevents: %d\nevents_lost: 0\n' \
-			$((m + c)) "$m" "$c" $((m + c))
+		printf 'enabled: 1\nnull_inode_seen: %d\nfalse_enoent: %d\ncaught: %d\ncaught_late: 3\nevents: %d\nevents_lost: 0\nwalk_caught: %d\nopen_caught: %d\n' \
+			$((m + c)) "$m" "$c" $((m + c)) "${WC:-$c}" "${OC:-$c}"
 		echo "DCRACE-STATS-END"
 		[[ $how == truncated ]] && return
 		echo "DCRACE-DMESG-BEGIN"
@@ -162,7 +164,8 @@ sys.exit(not (shown(os.path.abspath("results/compare-1")) == "results/compare-1"
 # workload saw FALSE false ENOENTs listed in PATHS (a JSON list), with
 # one trace event per PID:COMPONENT:NS[:COMM] (COMM default dcr-walk;
 # LOST: the trace's lost count; "cut": the section has no end; TIDS=a,b:
-# the result's "tids", else it has none).
+# the result's "tids", else it has none; CAUGHT: caught on each path,
+# default 4; ELAPSED, FIRST: the result's elapsed_s, first_false_enoent_s).
 B=5000000000
 pe() { printf '{"path":"%s","t":0.5,"tid":%d,"ns":%d,"op":"stat"}' "$1" "$2" "$3"; }
 mktr() {
@@ -171,8 +174,8 @@ mktr() {
 	{
 		echo "DCRACE-BOOTED 6.1.192 cpus=2"
 		echo "DCRACE-MODULE-LOADED"
-		printf 'DCRACE-RESULT {"version":1,"mode":"stat","syscalls":1000,"false_enoent":%d,%s"first_false_enoent_s":%s,"per_second":[%d],"elapsed_s":1.0,"paths":%s,"paths_dropped":0,"gone":0,"mix":"stat=50,open=50"}\n' \
-			"$u" "${TIDS:+\"tids\":[$TIDS],}" "$([[ $u -gt 0 ]] && echo 0.5 || echo null)" "$u" "$paths"
+		printf 'DCRACE-RESULT {"version":1,"mode":"stat","syscalls":1000,"false_enoent":%d,%s"first_false_enoent_s":%s,"per_second":[%d],"elapsed_s":%s,"paths":%s,"paths_dropped":0,"gone":0,"mix":"stat=50,open=50"}\n' \
+			"$u" "${TIDS:+\"tids\":[$TIDS],}" "${FIRST:-$([[ $u -gt 0 ]] && echo 0.5 || echo null)}" "$u" "${ELAPSED:-1.0}" "$paths"
 		echo "DCRACE-TRACE-BEGIN"
 		for e in "$@"; do
 			IFS=: read -r pid comp ns comm <<<"$e"
@@ -182,7 +185,8 @@ mktr() {
 		[[ $lost == cut ]] || echo "DCRACE-TRACE-END"
 		[[ $lost == cut ]] || echo "DCRACE-TRACE-LOST $lost"
 		echo "DCRACE-STATS-BEGIN"
-		printf 'enabled: 1\nnull_inode_seen: %d\nfalse_enoent: %d\ncaught: 0\ncaught_late: 0\nevents: %d\nevents_lost: 0\n' $# $(($# + ${STATS_EXTRA:-0})) $#
+		printf 'enabled: 1\nnull_inode_seen: %d\nfalse_enoent: %d\ncaught: %d\ncaught_late: 0\nevents: %d\nevents_lost: 0\nwalk_caught: %d\nopen_caught: %d\n' \
+			$(($# + ${CAUGHT:-4})) $(($# + ${STATS_EXTRA:-0})) "${CAUGHT:-4}" $(($# + ${CAUGHT:-4})) "${CAUGHT:-4}" "${CAUGHT:-4}"
 		echo "DCRACE-STATS-END"
 		echo "DCRACE-DMESG-BEGIN"
 		echo "DCRACE-DMESG-END"
@@ -340,6 +344,74 @@ ok "$([[ $(rcof variants) -eq 2 ]] && grep -qE '^ +unfixed +fixed +mount-refetch
 	grep -qE '^expected +race: yes +clean: yes +race: yes +race: NOT REPRODUCED$' "$tmp/variants.out" &&
 	grep -q '^verdict: INCONCLUSIVE: the open-last kernel did not reproduce' "$tmp/variants.out"; echo $?)" \
 	"four kernels: one column each, an expected row per kernel, a variant that did not reproduce is inconclusive"
+
+# Affected (bad, reproduced) only by the workload's user-visible false
+# ENOENTs: one module event in the guest's sh (outside the workload) and
+# no user failure is not a reproduction on unfixed, not a failed fix on
+# fixed, not bad for check-kernel: unconfirmed, inconclusive.
+mktr "$tmp/t-sh" 0 '[]' 0 68:68:$B:sh
+judge t-sh "$tmp/t-sh"
+ok "$([[ $(rcof t-sh) -eq $EX_INCONCLUSIVE ]] &&
+	grep -q '^verdict: INCONCLUSIVE: unfixed: 1 module false_enoent event(s) outside the workload and no user-visible false ENOENT' "$tmp/t-sh.out" &&
+	grep -qE '^expected +race: NOT REPRODUCED +clean: yes$' "$tmp/t-sh.out"; echo $?)" \
+	"unfixed with one event in sh and 0 user failures: not reproduced, exit $EX_INCONCLUSIVE (got $(rcof t-sh); $(grep '^verdict:' "$tmp/t-sh.out"))"
+run t-shf "$C" --from-logs "unfixed=$tmp/t-match" "fixed=$tmp/t-sh"
+ok "$([[ $(rcof t-shf) -eq $EX_INCONCLUSIVE ]] && grep -q '^verdict: INCONCLUSIVE: fixed: 1 module false_enoent event(s) outside' "$tmp/t-shf.out"; echo $?)" \
+	"fixed with one event in sh and 0 user failures: unconfirmed, exit $EX_INCONCLUSIVE, not 1 (got $(rcof t-shf); $(grep '^verdict:' "$tmp/t-shf.out"))"
+# ck NAME LOG KERNEL: check-kernel --kernel KERNEL on a canned log.
+ck() {
+	run "$1" env FAKE_LOG="$2" FAKE_EXEC="$tmp/exec" DCRACE_RUN_GUEST="$tmp/fake-rg" \
+		"$HS/check-kernel" --kernel "$3" --duration 1 --results "$tmp/res"
+}
+ck ck-sh "$tmp/t-sh" unfixed
+ok "$([[ $(rcof ck-sh) -eq 125 ]]; echo $?)" "check-kernel, one event in sh and 0 user failures: could not test, 125 (got $(rcof ck-sh): $(tail -n 1 "$tmp/ck-sh.out"))"
+
+# A clean verdict needs evidence that the race window was reached: caught
+# on the stat path (walk_caught) and on the open path (open_caught, when
+# the walkers open files) over the runs of each kernel expected clean.
+WC=0 mklog "$tmp/f-nowalk" 0 0 7
+OC=0 mklog "$tmp/f-noopen" 0 0 7
+MIX=stat=100 OC=0 mklog "$tmp/f-statonly" 0 0 7
+WC=0 OC=0 mklog "$tmp/f-bad0" 1 1 0
+for c in "f-nowalk:fixed:stat path 0, on the open path 7" "f-noopen:fixed:stat path 7, on the open path 0"; do
+	IFS=: read -r lg k why <<<"$c"
+	run "ev-$lg" "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/$lg"
+	ok "$([[ $(rcof "ev-$lg") -eq $EX_INCONCLUSIVE ]] &&
+		grep -q "^verdict: INCONCLUSIVE: $k: no evidence the race window was reached: caught on the $why" "$tmp/ev-$lg.out"; echo $?)" \
+		"fixed with caught on the $why: inconclusive, exit $EX_INCONCLUSIVE (got $(rcof "ev-$lg"); $(grep '^verdict:' "$tmp/ev-$lg.out"))"
+done
+run ev-deb "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-good" "debian=$tmp/f-noopen"
+ok "$([[ $(rcof ev-deb) -eq $EX_INCONCLUSIVE ]] && grep -q '^verdict: INCONCLUSIVE: debian: no evidence' "$tmp/ev-deb.out"; echo $?)" \
+	"every kernel expected clean needs the evidence: debian without open_caught, exit $EX_INCONCLUSIVE (got $(rcof ev-deb))"
+run ev-stat "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-statonly"
+ok "$([[ $(rcof ev-stat) -eq 0 ]]; echo $?)" "walkers that open nothing (mix stat=100): walk_caught is the evidence, fix holds (got $(rcof ev-stat))"
+run ev-bad "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-bad0"
+ok "$([[ $(rcof ev-bad) -eq $EX_FAIL ]] && grep -q '^verdict: FIX DOES NOT HOLD: 1 false ENOENT on the fixed kernel' "$tmp/ev-bad.out"; echo $?)" \
+	"a false ENOENT on fixed needs no catches to fail the fix: exit $EX_FAIL (got $(rcof ev-bad))"
+CAUGHT=0 mktr "$tmp/t-f0" 0 '[]' 0
+ck ck-f0 "$tmp/t-f0" fixed
+ck ck-f4 "$tmp/f-good" fixed
+ok "$([[ $(rcof ck-f0) -eq 125 && $(rcof ck-f4) -eq 0 ]]; echo $?)" \
+	"check-kernel --kernel fixed: without catches could not test, 125 (got $(rcof ck-f0)); with them good, 0 (got $(rcof ck-f4))"
+
+# An unexpected exception is never 1 (the fix does not hold, bisect bad):
+# a garbled elapsed_s, a garbled first_false_enoent_s, a --json that
+# cannot be written: compare 3, check-kernel 125, one line, no traceback.
+ELAPSED='"soon"' mktr "$tmp/t-el" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B
+FIRST='"x"' mktr "$tmp/t-first" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B
+for c in t-el:elapsed_s t-first:error; do
+	judge "ex-${c%:*}" "$tmp/${c%:*}"
+	ok "$([[ $(rcof "ex-${c%:*}") -eq $EX_HARNESS_INFRA && $(grep -c . "$tmp/ex-${c%:*}.err") -eq 1 ]] &&
+		grep -q "${c#*:}" "$tmp/ex-${c%:*}.err"; echo $?)" \
+		"compare on ${c%:*}: exit $EX_HARNESS_INFRA, one line (got $(rcof "ex-${c%:*}"): $(head -c 300 "$tmp/ex-${c%:*}.err"))"
+done
+ck ck-el "$tmp/t-el" unfixed
+ok "$([[ $(rcof ck-el) -eq 125 ]] && ! grep -q Traceback "$tmp/ck-el.err"; echo $?)" \
+	"check-kernel on a garbled elapsed_s: could not test, 125 (got $(rcof ck-el): $(cat "$tmp/ck-el.err" "$tmp/ck-el.out" | head -c 300))"
+run nojson "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-good" --json /nonexistent/x.json
+ok "$([[ $(rcof nojson) -eq $EX_HARNESS_INFRA && $(grep -c . "$tmp/nojson.err") -eq 1 ]] &&
+	grep -q 'cannot write --json /nonexistent/x.json' "$tmp/nojson.err"; echo $?)" \
+	"compare --json /nonexistent/x.json: exit $EX_HARNESS_INFRA, one line (got $(rcof nojson): $(head -c 300 "$tmp/nojson.err"))"
 
 run c-nan "$C" --duration nan
 ok "$([[ $(rcof c-nan) -eq $EX_USAGE && $(grep -c . "$tmp/c-nan.err") -eq 1 ]]; echo $?)" "compare --duration nan: usage error $EX_USAGE (got $(rcof c-nan))"

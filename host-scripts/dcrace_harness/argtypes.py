@@ -3,7 +3,9 @@ bad command line is one line on stderr and the script's usage exit code."""
 
 import argparse
 import math
+import os
 import sys
+import traceback
 
 from . import defs
 
@@ -75,3 +77,31 @@ def mix(s):
     if not total:
         raise argparse.ArgumentTypeError("every weight is 0: %r" % s)
     return s
+
+
+def unknown_kernels(names):
+    """The NAMES that are neither a kernel of the table nor a file (a
+    bzImage path): a usage error, said before any guest boots."""
+    return [n for n in names if n not in defs.KERNELS and not os.path.isfile(n)]
+
+
+def unknown_kernels_error(names):
+    """The usage error for unknown kernel NAMES (a non-empty list)."""
+    return "unknown kernel%s: %s (want %s, or a bzImage path)" % (
+        "s" if len(names) > 1 else "", ", ".join(names), ", ".join(defs.kernel_names()))
+
+
+def table_like(name):
+    """Is NAME meant as a name of the kernel table (no directory, or
+    LINE/NAME as in 6.12/fixed), rather than a path?"""
+    head, sep, _ = name.partition("/")
+    return not sep or head in defs.LINES
+
+
+def internal_error(prog, e):
+    """One line on stderr for an unexpected exception (never a stack of
+    them; DCRACE_TRACEBACK=1 prints the traceback too)."""
+    if os.environ.get("DCRACE_TRACEBACK"):
+        traceback.print_exc()
+    sys.stderr.write("%s: internal error: %s: %s (DCRACE_TRACEBACK=1 shows where)\n" % (
+        prog, type(e).__name__, str(e).replace("\n", " ")))

@@ -1,23 +1,33 @@
 """Is this kernel affected? Boots KERNEL, runs the false-ENOENT workload
 TRIES times and answers with git bisect run's exit codes:
 
-  0    good: no false ENOENT in any try
-  1    bad: a false ENOENT (user-visible or seen by dcrace.ko) in some try
-  125  could not test: the guest hung, printed no result, or failed; or
-       the detector failed (compare's 4) in a try where user space saw no
-       false ENOENT: a dcrace.ko event without a user-visible failure
-       proves nothing about the kernel
-  128  bad command line (git bisect run aborts the bisection)
+  0    good: no false ENOENT in any try (and, on a kernel of the table
+       expected clean with dcrace.ko loaded, the race caught: the window
+       was reached)
+  1    bad: a user-visible false ENOENT of the workload in some try
+  125  could not test: the guest hung, printed no result, or failed; a
+       splat, a path really gone, lost trace events; or, with no
+       user-visible false ENOENT, a problem that leaves "good" unproven:
+       the detector failed (compare's 4: a dcrace.ko event without a
+       user-visible failure proves nothing about the kernel), a dcrace.ko
+       event outside the workload, other errors, too few syscalls; a
+       kernel file that does not exist (a failed build); an unexpected
+       error
+  128  bad command line, an unknown kernel name (git bisect run aborts
+       the bisection)
   130  interrupted (SIGINT or SIGTERM; git bisect run aborts too)
 
-A detector failure where user space did see a false ENOENT still says bad
-(1): the user-visible failure is the ground truth; the unmatched events
-are printed. (Without dcrace.ko's trace event only the counts are
-compared.)
+The tries are judged together by dcrace_harness/judge.py, as compare's
+runs are. A detector failure where user space did see a false ENOENT
+still says bad (1): the user-visible failure is the ground truth; the
+unmatched events are printed. (Without dcrace.ko's trace event only the
+counts are compared.)
 
 For the project's own kernels (%(ours)s) dcrace.ko is loaded and the race
 window widened (--inject 20 by default); for any other bzImage the run is
-natural (no module) unless --ko gives a module built for it.
+natural (no module) unless --ko gives a module built for it. KERNEL is a
+name of that table (a typo is a usage error, 128) or a path with a
+directory (a missing file cannot be tested, 125).
 
 Example, in a kernel tree being bisected (a failed build must say 125,
 "skip", not make's 2, which git bisect run takes as "bad"):
@@ -30,7 +40,8 @@ import sys
 
 from . import argtypes as A
 from . import defs
-from .logs import InfraError, problems, summarize
+from .judge import Judgement
+from .logs import InfraError
 from .runner import Interrupted, catch_signals, results_dir, run_once, shown
 from .spec import DEFAULT_MIX, RunSpec, default_mix
 
@@ -69,6 +80,8 @@ def parse_args(argv):
     is not a usage error: this commit could not be tested (125)."""
     p = build_parser()
     args = p.parse_args(argv)
+    if A.unknown_kernels([args.kernel]) and A.table_like(args.kernel):
+        p.error("--kernel: " + A.unknown_kernels_error([args.kernel]))
     ours = args.kernel in defs.KERNELS
     if args.ko and not os.path.isfile(args.ko):
         p.error("no such module: %s" % args.ko)
@@ -88,56 +101,57 @@ def parse_args(argv):
     return args, spec
 
 
+def show_try(i, r, spec):
+    """One try's counts, and its per-event match."""
+    print("try %d: %d syscalls, %d user-visible false ENOENT%s" % (
+        i, r["result"]["syscalls"], r["result"]["false_enoent"],
+        ", dcrace.ko: %d false_enoent, %d caught" % (r["stats"]["false_enoent"], r["stats"]["caught"])
+        if spec.module else ""))
+    tr = r.get("trace")
+    if tr is not None:
+        print("try %d: dcrace.ko trace events: %d matched, %d user-only, %d module-only, "
+              "%d outside the workload%s" % (
+                  i, tr["matched"], len(tr["user_only"]), len(tr["module_only"]),
+                  len(tr.get("outside", [])),
+                  " (detector failure; the user-visible false ENOENT decides)"
+                  if tr["user_only"] or tr["module_only"] else ""))
+
+
+def check(args, spec):
+    """The tries, judged together; stops at the first bad one or at data
+    that cannot be trusted. Returns git bisect run's code."""
+    if args.kernel not in defs.KERNELS and not os.path.isfile(args.kernel):
+        print("check-kernel: could not test: no such kernel: %s" % args.kernel)
+        return UNTESTABLE
+    outdir = results_dir(args.results, "check-kernel")
+    runs = []
+    for i in range(1, args.tries + 1):
+        log = os.path.join(outdir, "try%d.log" % i)
+        try:
+            runs.append(run_once(spec, args.kernel, log, "try %d/%d" % (i, args.tries)))
+        except InfraError as e:
+            print("check-kernel: could not test: %s" % e)
+            return UNTESTABLE
+        show_try(i, runs[-1], spec)
+        j = Judgement(args.kernel, runs)
+        code, why = j.bisect()
+        if code == BAD or (code == UNTESTABLE and any(c == defs.EX_HARNESS_INFRA for c, _ in j.problems)):
+            break
+    print("check-kernel: %s (logs: %s)" % (why, shown(outdir)))
+    return code
+
+
 def main(argv):
     catch_signals()
     try:
         args, spec = parse_args(argv)
-        if args.kernel not in defs.KERNELS and not os.path.isfile(args.kernel):
-            print("check-kernel: could not test: no such kernel: %s" % args.kernel)
-            return UNTESTABLE
-        outdir = results_dir(args.results, "check-kernel")
-        bad = False
-        for i in range(args.tries):
-            log = os.path.join(outdir, "try%d.log" % (i + 1))
-            try:
-                r = run_once(spec, args.kernel, log, "try %d/%d" % (i + 1, args.tries))
-            except InfraError as e:
-                print("check-kernel: could not test: %s" % e)
-                return UNTESTABLE
-            n = r["result"]["false_enoent"]
-            m = r["stats"]["false_enoent"] if spec.module else 0
-            # An untrustworthy try (a splat, a path really gone) proves
-            # nothing; a healthy-looking one that is not bad must be
-            # healthy to count as good.
-            probs = problems(summarize([r]))
-            # a detector failure with no user-visible false ENOENT: only
-            # the module's word, which is what failed
-            if any(c == defs.EX_DETECTOR for c, _ in probs) and not n:
-                print("check-kernel: could not test: try %d: detector failure: %s (log %s)" % (
-                    i + 1, "; ".join(why for c, why in probs if c == defs.EX_DETECTOR), log))
-                return UNTESTABLE
-            if probs and (not (n or m) or any(c == defs.EX_HARNESS_INFRA for c, _ in probs)):
-                print("check-kernel: could not test: try %d: %s (log %s)" % (
-                    i + 1, "; ".join(why for _, why in probs), log))
-                return UNTESTABLE
-            print("try %d: %d syscalls, %d user-visible false ENOENT%s" % (
-                i + 1, r["result"]["syscalls"], n,
-                ", dcrace.ko: %d false_enoent, %d caught" % (m, r["stats"]["caught"])
-                if spec.module else ""))
-            tr = r.get("trace")
-            if tr is not None:
-                print("try %d: dcrace.ko trace events: %d matched, %d user-only, %d module-only, "
-                      "%d outside the workload%s" % (
-                    i + 1, tr["matched"], len(tr["user_only"]), len(tr["module_only"]),
-                    len(tr.get("outside", [])),
-                    " (detector failure; the user-visible false ENOENT decides)"
-                    if tr["user_only"] or tr["module_only"] else ""))
-            if n or m:
-                bad = True
-                break
-        print("check-kernel: %s (logs: %s)" % (
-            "BAD: the kernel reports false ENOENT" if bad else "good: no false ENOENT", shown(outdir)))
-        return BAD if bad else GOOD
+        return check(args, spec)
+    except InfraError as e:
+        print("check-kernel: could not test: %s" % e)
+        return UNTESTABLE
     except Interrupted as e:
         sys.stderr.write("\ncheck-kernel: interrupted (%s)\n" % e)
         return defs.EX_INTERRUPTED
+    except Exception as e:  # never 1 ("bad") by accident: git bisect skips
+        A.internal_error("check-kernel", e)
+        return UNTESTABLE

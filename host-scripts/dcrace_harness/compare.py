@@ -5,6 +5,8 @@ table side by side with a verdict.
 Kernels expected to have the race (unfixed and the bug variants
 mount-refetch, open-last) must reproduce it; kernels expected clean (fixed,
 debian) must show no false ENOENT. Each kernel gets a column and a verdict.
+A kernel is affected (reproduces, or fails the fix) only by user-visible
+false ENOENTs of the workload; a dcrace.ko event alone never makes it so.
 
 Module events (dcrace.ko's dcrace:dcrace_race trace events, false_enoent)
 are matched one to one to the workload's user-visible false ENOENTs (same
@@ -12,15 +14,21 @@ pid/tid, the event's component in the path, the failure at most
 --match-window-ms after the event). A module without the trace event is
 compared by counts only (said in a note).
 
-Exit status: 0 the fix holds (unfixed reproduces, fixed is clean), 1 the fix
-does not hold (a false ENOENT on the fixed kernel or another kernel expected
-clean), 2 inconclusive (unfixed did not reproduce, no unfixed/fixed pair, or
-an unhealthy run: other errors, too few syscalls, module and user-space
-counts differ without trace events), 3 infrastructure error (a guest hung,
-printed no result, its log could not be parsed, a kernel splat, a path
-really gone, trace events lost, a truncated paths list), 4 detector failure
-(a module event or a user-visible false ENOENT without its match), 64 usage
-error, 130 interrupted (README.md, "Exit codes").
+Exit status (judged by dcrace_harness/judge.py, as check-kernel and
+variants are): 0 the fix holds (unfixed reproduces, fixed is clean), 1 the
+fix does not hold (a user-visible false ENOENT on the fixed kernel or
+another kernel expected clean), 2 inconclusive (unfixed did not reproduce,
+no unfixed/fixed pair, an unhealthy run: other errors, too few syscalls,
+module and user-space counts differ without trace events, module events
+outside the workload with no user-visible false ENOENT; or a kernel
+expected clean without evidence that the race window was reached:
+dcrace.ko's walk_caught and, when the walkers opened files, open_caught
+must be > 0 over its runs), 3 infrastructure error (a guest hung, printed
+no result, its log could not be parsed, a kernel splat, a path really
+gone, trace events lost, a truncated paths list, --json or --plot cannot
+be written, an unexpected error), 4 detector failure (a module event or a
+user-visible false ENOENT without its match), 64 usage error (an unknown
+kernel name, before any boot), 130 interrupted (README.md, "Exit codes").
 """
 
 import json
@@ -32,8 +40,9 @@ import tempfile
 
 from . import argtypes as A
 from . import defs
-from .logs import InfraError, MATCH_WINDOW_NS, parse_log, summarize, kernel_bad, verdict
-from .runner import Interrupted, catch_signals, results_dir, run_once, shown
+from .judge import Judgement, summarize, verdict
+from .logs import InfraError, MATCH_WINDOW_NS, parse_log
+from .runner import Interrupted, catch_signals, results_dir, run_once, shown, writable
 from .spec import DEFAULT_MIX, RunSpec, default_mem, default_mix, default_pruner, mix_shown
 
 
@@ -97,16 +106,6 @@ def traced(s, key):
     return str(s[key])
 
 
-def expected(name, s):
-    """Does a known kernel's verdict match its table entry?"""
-    k = defs.KERNELS.get(name)
-    if k is None:
-        return "-"
-    if k.expect_race:
-        return "race: " + ("yes" if kernel_bad(s) else "NOT REPRODUCED")
-    return "clean: " + ("NO" if kernel_bad(s) else "yes")
-
-
 def table(names, sums):
     rows = [
         ("runs", lambda s: str(s["runs"])),
@@ -126,7 +125,7 @@ def table(names, sums):
         ("module and user space agree", lambda s: ("yes" if s["agree"] else "NO") if s["has_module"] else "-"),
         ("time to first false ENOENT", lambda s: fmt_first(s["first_s"])),
         ("kernel splats (BUG/WARNING)", lambda s: str(s["splats"])),
-        ("verdict", lambda s: "AFFECTED (false ENOENT)" if kernel_bad(s) else "clean"),
+        ("verdict", lambda s: "AFFECTED (false ENOENT)" if s["affected"] else "clean"),
     ]
     if any(n in defs.KERNELS for n in names):
         rows.append(("expected", lambda s: s["expect"]))
@@ -206,6 +205,9 @@ def parse_args(argv):
     args.names = [k for k in args.kernels.split(",") if k]
     if not args.names:
         parser.error("--kernels is empty")
+    unknown = A.unknown_kernels(args.names)
+    if unknown and not args.from_logs:
+        parser.error("--kernels: " + A.unknown_kernels_error(unknown))
     for item in args.from_logs or []:
         if "=" not in item:
             parser.error("--from-logs wants KERNEL=LOG, got %r" % item)
@@ -222,6 +224,9 @@ def parse_args(argv):
 def gather(args, spec):
     """(names, runs, outdir): the parsed runs of each kernel, booted or
     from --from-logs."""
+    for what in ("json", "plot"):
+        if getattr(args, what):
+            writable(getattr(args, what), "--" + what)
     if args.from_logs:
         names, runs = [], {}
         for item in args.from_logs:
@@ -245,9 +250,9 @@ def gather(args, spec):
 
 
 def report(args, spec, names, runs, outdir):
-    sums = {n: summarize(runs[n]) for n in names}
-    code, line = verdict(names, sums)
-    shown_sums = {n: dict(sums[n], expect=expected(n, sums[n])) for n in names}
+    judged = [Judgement(n, runs[n]) for n in names]
+    code, line = verdict(judged)
+    sums = {j.name: j.to_json() for j in judged}
     if not args.from_logs:
         print("dcrace compare: mode=%s mix=%s pruner=%s duration=%gs seed=%d threads=%d %s, runs=%d" % (
             spec.mode, mix_shown(spec.mode, spec.mix),
@@ -255,7 +260,7 @@ def report(args, spec, names, runs, outdir):
             spec.duration, spec.seed, spec.threads,
             "natural (no injection)" if not spec.inject_us else
             "injection %d us p=%d%%" % (spec.inject_us, spec.probability), args.runs))
-    print(table(names, shown_sums))
+    print(table(names, sums))
     untraced = [n for n in names if sums[n]["has_module"] and sums[n]["runs_traced"] < sums[n]["runs"]]
     if untraced:
         print("note: no dcrace:dcrace_race trace events on: %s (a module without them): module and "
@@ -283,15 +288,20 @@ def report(args, spec, names, runs, outdir):
                      "probability", "smp", "mem", "mix")}
         settings["match_window_ms"] = args.match_window_ms
         settings["runs"] = args.runs
+        # what judge.Judgement needs to judge the runs again (variants)
         doc = {"verdict": line, "exit": code, "kernels": sums,
                "runs": {n: [{"log": r["log"], "result": r["result"],
                              "stats": r.get("stats"), "probes": r.get("probes"),
+                             "splats": r.get("splats", []),
                              "module_per_second": r.get("module_per_second"),
                              "trace": trace_json(r.get("trace"))}
                             for r in runs[n]] for n in names},
                "settings": settings}
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=1)
+        try:
+            with open(args.json, "w") as f:
+                json.dump(doc, f, indent=1)
+        except OSError as e:
+            raise InfraError("cannot write --json %s: %s" % (args.json, e.strerror or e))
     return code
 
 
@@ -301,6 +311,7 @@ def trace_json(tr, keep=20):
     if tr is None:
         return None
     out = {k: tr[k] for k in ("events", "lost", "paths_listed", "paths_dropped", "matched")}
+    out["stats_differ"] = tr.get("stats_differ", False)
     out["user_only"] = len(tr["user_only"])
     out["module_only"] = len(tr["module_only"])
     out["user_only_first"] = tr["user_only"][:keep]
@@ -322,3 +333,6 @@ def main(argv):
     except Interrupted as e:
         sys.stderr.write("\ncompare: interrupted (%s)\n" % e)
         return defs.EX_INTERRUPTED
+    except Exception as e:  # never 1 ("the fix does not hold") by accident
+        A.internal_error("compare", e)
+        return defs.EX_HARNESS_INFRA

@@ -7,13 +7,13 @@
 # Exit codes of every host script (README.md, "Exit codes", documents them).
 EX_OK=0            # success: the fix holds (compare), good (check-kernel), done
 EX_FAIL=1          # the answer is no: the fix does not hold (compare), a bad kernel (check-kernel), a failed soak; a build or setup step failed (bash scripts)
-EX_INCONCLUSIVE=2  # compare: no verdict (no unfixed/fixed pair, unfixed did not reproduce, an unhealthy run)
-EX_HARNESS_INFRA=3 # compare, bench: infrastructure error (no trustworthy data)
+EX_INCONCLUSIVE=2  # compare, variants: no verdict (no unfixed/fixed pair, unfixed did not reproduce, an unhealthy run, a clean kernel without caught on a path)
+EX_HARNESS_INFRA=3 # compare, variants, bench: infrastructure error (no trustworthy data, an unexpected error)
 EX_DETECTOR=4      # compare: the detector failed: a dcrace.ko trace event or a user-visible false ENOENT without its match (check-kernel maps it to 125 or 1)
-EX_USAGE=64        # a bad command line (every script but check-kernel)
+EX_USAGE=64        # a bad command line, an unknown kernel name (every script but check-kernel)
 EX_TIMEOUT=124     # run-guest, soak: the guest hung and was killed at --timeout
-EX_INFRA=125       # run-guest, soak: infrastructure error; check-kernel: could not test (git bisect run skips the commit)
-EX_BISECT_USAGE=128 # check-kernel: a bad command line (git bisect run aborts)
+EX_INFRA=125       # run-guest, soak: infrastructure error; check-kernel: could not test, an unexpected error (git bisect run skips the commit)
+EX_BISECT_USAGE=128 # check-kernel: a bad command line, an unknown kernel name (git bisect run aborts)
 EX_INTERRUPTED=130 # compare, check-kernel, bench, run-guest: SIGINT or SIGTERM
 
 # Kernel splats: lines of a guest's dmesg or serial log that make a run

@@ -177,8 +177,19 @@ def shown(path):
     return path if rel.startswith("..") else rel
 
 
+def writable(path, what):
+    """Fail before any boot when PATH (an output file) cannot be written
+    where it is named."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d) or not os.access(d, os.W_OK):
+        raise InfraError("cannot write %s %s: no writable directory %s" % (what, path, d))
+
+
 def results_dir(base, name):
     d = os.path.join(base or os.path.join(ROOT, "results"),
                      "%s-%s-%d" % (name, time.strftime("%Y%m%d-%H%M%S"), os.getpid()))
-    os.makedirs(d, exist_ok=True)
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError as e:
+        raise InfraError("cannot make the results directory %s: %s" % (d, e.strerror or e))
     return d

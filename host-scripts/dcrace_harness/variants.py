@@ -1,43 +1,55 @@
-"""The bug-variant matrix (issue 13's acceptance): every kernel x workload
-mode x natural/injected, RUNS boots each, one compare per cell, and a
-table of what each cell proved, written to docs/variants.md (--out).
+"""The bug-variant matrix: every kernel x workload mode x
+natural/injected, RUNS boots each, one compare per cell, and a table of
+what each cell proved, written to docs/variants.md (--out).
 
 A cell is one `compare --kernels K --mode M [--natural] --runs N`; its
-JSON (per run: the workload's result, dcrace.ko's stats and the per-event
-match) is kept under the results directory, so that --from DIR re-makes
-the table without booting. With --lock FILE each compare runs under
-flock(FILE), taken and released per cell, so other users of the machine
-can boot guests between cells.
+JSON (per run: the workload's result, dcrace.ko's stats, the per-event
+match and the splats; compare's exit and verdict; the settings) is kept
+under the results directory, so that --from DIR re-makes the table
+without booting. With --lock FILE each compare runs under flock(FILE),
+taken and released per cell, so other users of the machine can boot
+guests between cells.
 
-What is checked, per cell:
-  kernels expected to race (unfixed and the variants): every run's module
-    false_enoent events matched one to one to the user-visible false
-    ENOENTs (0 user-only, 0 module-only); injected: every run reproduced
-    (user-visible false ENOENT > 0) and its time to the first <= --max-first
-    (not in mode cp-pressure, whose rows show these as "not checked")
-  kernels expected clean (fixed, debian): 0 user-visible false ENOENT and
-    0 module false_enoent in every run; over all of a kernel's cells,
-    caught > 0 on both paths (stats' walk_caught and open_caught)
+What is checked, per cell (dcrace_harness/judge.py judges the cell's runs
+from its JSON, as compare judged them):
+  every cell: healthy as compare would call it (no splat, no path really
+    gone, enough syscalls, no other errors, no lost trace events, every
+    run traced), every module false_enoent event of the workload matched
+    one to one to a user-visible false ENOENT (0 user-only, 0
+    module-only), and compare's own exit not 1, 3 or 4
+  kernels expected to race (unfixed and the variants), injected: every
+    run reproduced (user-visible false ENOENT > 0) and its time to the
+    first <= --max-first (not in mode cp-pressure, whose rows show these
+    as "not checked")
+  kernels expected clean (fixed, debian): 0 user-visible false ENOENT,
+    and caught > 0 on the stat path (stats' walk_caught) and, where the
+    walkers open files, on the open path (open_caught) over the cell's
+    runs (cp-pressure: shown, not checked)
 
-Exit status: 0 every check holds, 1 a clean kernel had a false ENOENT or
-no caught on a path, 2 a race kernel did not reproduce in an injected run
-or its time to the first was above --max-first, 3 infrastructure error
-(a cell's compare failed to produce data), 4 detector failure (an
-unmatched event), 64 usage error, 130 interrupted (README.md, "Exit
-codes"); the first of 3, 4, 1, 2 that applies.
+Exit status: 0 every check holds, 1 a clean kernel had a user-visible
+false ENOENT, 2 inconclusive (a race kernel did not reproduce in an
+injected run or its time to the first was above --max-first; a clean
+kernel without caught on a path; other errors, too few syscalls, an
+unconfirmed event outside the workload), 3 infrastructure error (a cell's
+compare failed to produce data or said 3, a splat, a path gone, an
+untraced run, an unexpected error), 4 detector failure (an unmatched
+event), 64 usage error (an unknown kernel name, before any boot), 130
+interrupted (README.md, "Exit codes"); the first of 3, 4, 1, 2 that
+applies.
 """
 
 import fcntl
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 from . import argtypes as A
 from . import defs
-from .runner import HS, Child, Interrupted, catch_signals, results_dir, shown
+from .judge import Judgement
+from .logs import InfraError
+from .runner import HS, Child, Interrupted, catch_signals, results_dir, shown, writable
 
 DEFAULT_KERNELS = "unfixed,mount-refetch,open-last,fixed"
 MODES = ("stat", "open", "cp")
@@ -80,7 +92,10 @@ def build_parser():
 
 
 def cell_name(kernel, mode, kind):
-    return "%s-%s-%s" % (kernel, mode, kind)
+    """The cell's name, and its files' (6.12/fixed: 6.12-fixed; a bzImage
+    path: its file name)."""
+    k = defs.file_name(kernel) if kernel in defs.KERNELS else os.path.basename(kernel)
+    return "%s-%s-%s" % (k, mode, kind)
 
 
 def run_cell(args, outdir, kernel, mode, kind):
@@ -109,8 +124,8 @@ def run_cell(args, outdir, kernel, mode, kind):
     return rc, js
 
 
-def summarize_cell(kernel, mode, kind, doc, max_first):
-    """What one cell's compare JSON shows, and the checks it fails."""
+def cell_counts(kernel, mode, kind, doc):
+    """The counts of a cell's row, from its compare JSON's runs."""
     runs = doc["runs"][kernel]
     c = {"kernel": kernel, "mode": mode, "kind": kind, "runs": len(runs),
          "reproduced": 0, "user": 0, "module_false": 0, "matched": 0,
@@ -141,21 +156,29 @@ def summarize_cell(kernel, mode, kind, doc, max_first):
         c["outside"] += tr.get("outside", 0)
         if not tr["user_only"] and not tr["module_only"] and not tr.get("lost"):
             c["runs_one_to_one"] += 1
-    k = defs.KERNELS.get(kernel)
+    return c
+
+
+def summarize_cell(kernel, mode, kind, doc, max_first):
+    """What one cell's compare JSON shows, and the checks it fails: the
+    judge's (as compare judged the runs, every run traced), compare's own
+    exit, and the matrix's injected reproduction."""
+    c = cell_counts(kernel, mode, kind, doc)
+    j = Judgement(kernel, doc["runs"][kernel], need_trace=True)
+    # The extra modes (cp-pressure) are held to health, the one-to-one
+    # match and a clean kernel's zero, not to the reproduction checks or
+    # the catches: those go to notes (shown, not failed).
+    extra = mode in EXTRA_MODES
     f = c["failures"]
-    if c["untraced"]:
-        f.append((defs.EX_HARNESS_INFRA, "%d run(s) without trace events" % c["untraced"]))
-    if c["user_only"] or c["module_only"] or c["runs_one_to_one"] < c["runs"]:
-        f.append((defs.EX_DETECTOR, "%d user-only, %d module-only; %d of %d runs one to one" % (
-            c["user_only"], c["module_only"], c["runs_one_to_one"], c["runs"])))
-    if k is not None and k.expect_clean and (c["user"] or c["module_false"]):
-        f.append((defs.EX_FAIL, "false ENOENT on a clean kernel: %d user-visible, %d module" % (
-            c["user"], c["module_false"])))
-    # The extra modes (cp-pressure) are held to the one-to-one match and
-    # to a clean kernel's zero, not to the injected reproduction checks:
-    # those go to notes (shown, not failed).
-    rep = c["notes"] if mode in EXTRA_MODES else f
-    if k is not None and k.expect_race and kind == "injected":
+    f.extend(j.health + ([j.failed_clean()] if j.failed_clean() else []))
+    (c["notes"] if extra else f).extend(j.evidence)
+    rc = doc.get("exit")
+    if not isinstance(rc, int):
+        f.append((defs.EX_HARNESS_INFRA, "the compare JSON holds no exit status"))
+    elif rc in (defs.EX_HARNESS_INFRA, defs.EX_DETECTOR, defs.EX_FAIL) and rc not in [x for x, _ in f]:
+        f.append((rc, "compare exited %d: %s" % (rc, doc.get("verdict", "?"))))
+    rep = c["notes"] if extra else f
+    if j.kernel is not None and j.kernel.expect_race and kind == "injected":
         if c["reproduced"] < c["runs"]:
             rep.append((defs.EX_INCONCLUSIVE, "reproduced in %d of %d injected runs" % (
                 c["reproduced"], c["runs"])))
@@ -164,20 +187,6 @@ def summarize_cell(kernel, mode, kind, doc, max_first):
             rep.append((defs.EX_INCONCLUSIVE, "time to the first above %g s in %d run(s) (max %.3f s)" % (
                 max_first, len(slow), max(slow))))
     return c
-
-
-def kernel_checks(kernel, cells):
-    """Checks over all of a kernel's cells: a clean kernel shows caught on
-    both paths."""
-    k = defs.KERNELS.get(kernel)
-    if k is None or not k.expect_clean:
-        return []
-    walk = sum(c["walk_caught"] for c in cells)
-    opn = sum(c["open_caught"] for c in cells)
-    if walk and opn:
-        return []
-    return [(defs.EX_FAIL, "%s: caught on the stat path %d, on the open path %d (both must be > 0)" % (
-        kernel, walk, opn))]
 
 
 def fmt_firsts(ts):
@@ -192,7 +201,7 @@ def fmt_secs(v):
     return " or ".join("%g" % x for x in vs)
 
 
-def markdown(cells, kchecks, meta):
+def markdown(cells, meta):
     out = ["# The bug variants: the matrix", "",
            "Generated by `host-scripts/variants` (%s); do not edit. Each row is one "
            "`compare --kernels K --mode M [--natural] --runs N`: N boots, dcrace.ko loaded, "
@@ -204,7 +213,8 @@ def markdown(cells, kchecks, meta):
            "+ outside). Time to the first false ENOENT "
            "(workload seconds) is min / median / max over the runs that reproduced. "
            "`caught` is dcrace.ko's `walk_caught` (stat path: walk_component's steps) and "
-           "`open_caught` (open()'s last component) summed over the runs." % meta["command"], "",
+           "`open_caught` (open()'s last component) summed over the runs; a kernel expected "
+           "clean needs both > 0 in each cell (walk only where the walkers open nothing)." % meta["command"], "",
            "Run %s; stat and open modes %s s per run, cp %s s; injection 20 us (injected "
            "rows); default mix stat=50,open=50 in stat mode; pruner drop_caches (cp-pressure: "
            "the pressure pruner in a 192 MiB guest, `compare --mode cp --pruner pressure`); machine load (uptime) before: %s; "
@@ -224,16 +234,16 @@ def markdown(cells, kchecks, meta):
             "; ".join([w for _, w in c["failures"]] + ["not checked: " + w for _, w in c.get("notes", [])])
             or "ok"))
     out.append("")
-    errs = [w for _, w in kchecks] + [
-        "%s: %s" % (cell_name(c["kernel"], c["mode"], c["kind"]), w)
-        for c in cells for _, w in c["failures"]]
+    errs = ["%s: %s" % (cell_name(c["kernel"], c["mode"], c["kind"]), w)
+            for c in cells for _, w in c["failures"]]
     out.append("Result: %s" % ("every check holds" if not errs else "; ".join(errs)))
     out.append("")
     notes = ["%s: %s" % (cell_name(c["kernel"], c["mode"], c["kind"]), w)
              for c in cells for _, w in c.get("notes", [])]
     if notes:
-        out.append("Not checked (cp-pressure rows are held to the one-to-one match only: the pressure "
-                   "pruner is slower than the 1 s the default modes are held to; docs/design.md, "
+        out.append("Not checked (cp-pressure rows are held to health, the one-to-one match and a clean "
+                   "kernel's zero only: the pressure pruner is slower than the 1 s the default modes are "
+                   "held to, and catches less; docs/design.md, "
                    "\"The workload's modes\"): %s" % "; ".join(notes))
         out.append("")
     return "\n".join(out)
@@ -276,8 +286,8 @@ def uptime():
         return "?"
 
 
-def main(argv):
-    catch_signals()
+def parse_args(argv):
+    """(args, kernels, modes, kinds); usage errors exit 64 before any boot."""
     parser = build_parser()
     args = parser.parse_args(argv)
     kernels = [k for k in args.kernels.split(",") if k]
@@ -291,57 +301,101 @@ def main(argv):
             parser.error("--kinds: %r is not natural or injected" % k)
     if not kernels or not modes or not kinds:
         parser.error("empty --kernels, --modes or --kinds")
-    meta = {"command": "host-scripts/variants " + " ".join(argv), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "duration": args.duration, "cp_duration": args.cp_duration, "load_before": uptime()}
-    infra = []
+    unknown = A.unknown_kernels(kernels)
+    if unknown and not args.from_dirs:
+        parser.error("--kernels: " + A.unknown_kernels_error(unknown))
+    return args, kernels, modes, kinds
+
+
+def load_cell(path, name):
+    """A cell's compare JSON, or raise InfraError."""
     try:
-        if args.from_dirs:
-            meta = merged_meta(args.from_dirs, meta)
-        else:
-            outdir = results_dir(args.results, "variants")
-            sys.stderr.write("variants: cells in %s\n" % shown(outdir))
-        cells = []
-        for k in kernels:
-            for m in modes:
-                for kind in kinds:
-                    if args.from_dirs:
-                        js = [os.path.join(d, cell_name(k, m, kind) + ".json") for d in args.from_dirs]
-                        js = ([j for j in js if os.path.exists(j)] or js)[-1]
-                    else:
-                        rc, js = run_cell(args, outdir, k, m, kind)
-                        if rc in (defs.EX_USAGE, defs.EX_INTERRUPTED):
-                            return rc
-                    try:
-                        with open(js) as f:
-                            doc = json.load(f)
-                    except (OSError, ValueError) as e:
-                        infra.append("%s: no compare JSON (%s)" % (cell_name(k, m, kind), e))
-                        continue
-                    cells.append(summarize_cell(k, m, kind, doc, args.max_first))
-        if not args.from_dirs:
-            meta["load_after"] = uptime()
-            with open(os.path.join(outdir, "meta.json"), "w") as f:
-                json.dump(meta, f)
-    except Interrupted as e:
-        sys.stderr.write("\nvariants: interrupted (%s)\n" % e)
-        return defs.EX_INTERRUPTED
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise InfraError("%s: no compare JSON (%s)" % (name, e))
+
+
+def gather(args, kernels, modes, kinds):
+    """(cells, infra errors, compare's exit when it was 64 or 130): each
+    cell booted (compare) or read from --from."""
+    if not args.from_dirs:
+        args.outdir = results_dir(args.results, "variants")
+        sys.stderr.write("variants: cells in %s\n" % shown(args.outdir))
+    cells, infra = [], []
+    for k in kernels:
+        for m in modes:
+            for kind in kinds:
+                name = cell_name(k, m, kind)
+                if args.from_dirs:
+                    js = [os.path.join(d, name + ".json") for d in args.from_dirs]
+                    js = ([j for j in js if os.path.exists(j)] or js)[-1]
+                else:
+                    rc, js = run_cell(args, args.outdir, k, m, kind)
+                    if rc in (defs.EX_USAGE, defs.EX_INTERRUPTED):
+                        return cells, infra, rc
+                try:
+                    cells.append(summarize_cell(k, m, kind, load_cell(js, name), args.max_first))
+                except InfraError as e:
+                    infra.append(str(e))
+                except (KeyError, TypeError, ValueError, AttributeError) as e:
+                    infra.append("%s: a malformed compare JSON (%s: %s)" % (name, type(e).__name__, e))
+    return cells, infra, None
+
+
+def write(path, text):
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise InfraError("cannot write %s: %s" % (path, e.strerror or e))
+
+
+def matrix(args, kernels, modes, kinds, meta):
+    """Gather the cells, print and write the table; the exit code."""
+    for what in ("out", "json"):
+        if getattr(args, what):
+            writable(getattr(args, what), "--" + what)
+    cells, infra, rc = gather(args, kernels, modes, kinds)
+    if rc is not None:
+        return rc
+    if args.from_dirs:
+        meta = merged_meta(args.from_dirs, meta)
+    else:
+        meta["load_after"] = uptime()
+        write(os.path.join(args.outdir, "meta.json"), json.dumps(meta))
     meta.setdefault("load_after", "?")
-    kchecks = [c for k in kernels for c in kernel_checks(k, [x for x in cells if x["kernel"] == k])]
-    md = markdown(cells, kchecks, meta)
+    md = markdown(cells, meta)
     if infra:
         md += "Infrastructure errors: %s\n" % "; ".join(infra)
     print(md)
     if args.out:
-        with open(args.out, "w") as f:
-            f.write(md)
+        write(args.out, md)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"cells": cells, "kernel_checks": [w for _, w in kchecks], "infra": infra,
-                       "meta": meta}, f, indent=1)
-    codes = [c for c, _ in kchecks] + [c for x in cells for c, _ in x["failures"]]
+        write(args.json, json.dumps({"cells": cells, "infra": infra, "meta": meta}, indent=1))
+    codes = [c for x in cells for c, _ in x["failures"]]
     if infra:
         codes.append(defs.EX_HARNESS_INFRA)
     for code in (defs.EX_HARNESS_INFRA, defs.EX_DETECTOR, defs.EX_FAIL, defs.EX_INCONCLUSIVE):
         if code in codes:
             return code
     return defs.EX_OK
+
+
+def main(argv):
+    catch_signals()
+    args, kernels, modes, kinds = parse_args(argv)
+    meta = {"command": "host-scripts/variants " + " ".join(argv),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "duration": args.duration, "cp_duration": args.cp_duration, "load_before": uptime()}
+    try:
+        return matrix(args, kernels, modes, kinds, meta)
+    except InfraError as e:
+        sys.stderr.write("variants: infrastructure error: %s\n" % e)
+        return defs.EX_HARNESS_INFRA
+    except Interrupted as e:
+        sys.stderr.write("\nvariants: interrupted (%s)\n" % e)
+        return defs.EX_INTERRUPTED
+    except Exception as e:  # never 1 ("a clean kernel failed") by accident
+        A.internal_error("variants", e)
+        return defs.EX_HARNESS_INFRA

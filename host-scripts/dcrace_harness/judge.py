@@ -1,0 +1,280 @@
+"""The one judge: compare, check-kernel and variants judge runs here and
+nowhere else (docs/design.md, "The judge").
+
+logs.py parses a run's serial log and matches its events; this module
+sums a kernel's runs (summarize), says what makes them untrustworthy
+(health), whether a kernel expected clean showed that the race window was
+reached (evidence), and gives the verdicts: Judgement per kernel,
+verdict() for compare, Judgement.bisect() for check-kernel,
+Judgement.failures() for a variants cell.
+
+A run is what logs.parse_log() returns, or the same run as compare --json
+writes it (per-event lists cut to counts): both are judged alike.
+
+A kernel is affected (bad, reproduced) only by user-visible false ENOENTs
+of the workload: a dcrace.ko event never makes it so on its own (a
+module-only event is a detector failure, an event outside the workload is
+unconfirmed).
+"""
+
+import math
+
+from . import defs
+from .logs import OPTIONAL_COUNTS, InfraError
+
+INFRA, DETECTOR, INCONCLUSIVE, FAIL = (defs.EX_HARNESS_INFRA, defs.EX_DETECTOR,
+                                       defs.EX_INCONCLUSIVE, defs.EX_FAIL)
+
+# A run that made fewer path lookups than this did not exercise the race.
+MIN_SYSCALLS = 100
+MIN_SYSCALLS_PER_S = 10
+
+
+def _count(v):
+    """A per-event list (a parsed run) or its length (compare's JSON)."""
+    return len(v) if isinstance(v, list) else int(v or 0)
+
+
+def elapsed_s(res, where):
+    """The run's workload seconds; anything but a finite number >= 0 is an
+    infrastructure error (the result is garbled)."""
+    v = res.get("elapsed_s")
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        raise InfraError("workload result field elapsed_s is not a number of seconds "
+                         "(%.40r) in %s" % (v, where))
+    return float(v)
+
+
+def too_few_syscalls(res, where="a run"):
+    return res["syscalls"] < max(MIN_SYSCALLS, MIN_SYSCALLS_PER_S * elapsed_s(res, where))
+
+
+def opens_made(res):
+    """Did the run's walkers open files, so that open()'s last component
+    was looked up? cp opens what it copies; stat and open modes open when
+    their --mix gives open or openat a weight; a result without its mix
+    (an older workload) is taken to."""
+    if res.get("mode") == "cp" or not isinstance(res.get("mix"), str):
+        return True
+    for item in res["mix"].split(","):
+        op, _, w = item.partition("=")
+        if op in ("open", "openat") and w.isdigit() and int(w) > 0:
+            return True
+    return False
+
+
+def _add_trace(s, tr):
+    s["runs_traced"] += 1
+    s["matched"] += tr["matched"]
+    s["user_only"] += _count(tr["user_only"])
+    s["module_only"] += _count(tr["module_only"])
+    s["outside"] += _count(tr.get("outside", 0))
+    s["trace_lost"] += tr["lost"]
+    s["paths_dropped"] += tr["paths_dropped"]
+    s["trace_vs_stats"] += int(tr.get("stats_differ", False))
+    if _count(tr["user_only"]) or _count(tr["module_only"]):
+        s["agree"] = False
+
+
+def _add_stats(s, st, res, tr):
+    s["module_false_enoent"] += st["false_enoent"]
+    s["module_caught"] += st["caught"]
+    s["module_caught_late"] += st.get("caught_late", 0)
+    s["walk_caught"] += st.get("walk_caught", 0)
+    s["open_caught"] += st.get("open_caught", 0)
+    s["module_races"] += (st["false_enoent"] + st["caught"] + st.get("caught_late", 0)
+                          + st.get("unexpected", 0))
+    if tr is not None:
+        _add_trace(s, tr)
+    elif st["false_enoent"] != res["false_enoent"]:
+        s["agree"] = False
+        s["agree_counts"] = False
+
+
+def summarize(runs):
+    """Aggregate the runs of one kernel."""
+    s = {"runs": len(runs), "syscalls": 0, "user_false_enoent": 0,
+         "module_false_enoent": 0, "module_caught": 0, "module_caught_late": 0,
+         "walk_caught": 0, "open_caught": 0, "opens": False,
+         "module_races": 0, "other_errors": 0, "prunes": 0, "gone": 0,
+         "runs_few_syscalls": 0,
+         "agree": True, "first_s": None, "runs_reproduced": 0,
+         "splats": 0, "has_module": bool(runs) and all(r.get("stats") for r in runs),
+         # per-event matching: runs with trace events; the others fall
+         # back to comparing the counts
+         "runs_traced": 0, "matched": 0, "user_only": 0, "module_only": 0, "outside": 0,
+         "trace_lost": 0, "paths_dropped": 0, "agree_counts": True,
+         "trace_vs_stats": 0}
+    for r in runs:
+        res = r["result"]
+        s["syscalls"] += res["syscalls"]
+        s["user_false_enoent"] += res["false_enoent"]
+        for k in OPTIONAL_COUNTS:
+            s[k] += res.get(k, 0)
+        if too_few_syscalls(res, r.get("log", "a run")):
+            s["runs_few_syscalls"] += 1
+        if res["false_enoent"] > 0:
+            s["runs_reproduced"] += 1
+        s["opens"] = s["opens"] or opens_made(res)
+        f = res.get("first_false_enoent_s")
+        if f is not None and (s["first_s"] is None or f < s["first_s"]):
+            s["first_s"] = f
+        s["splats"] += _count(r.get("splats", []))
+        if r.get("stats"):
+            _add_stats(s, r["stats"], res, r.get("trace"))
+    return s
+
+
+def affected(s):
+    """Bad (expected clean) or reproduced (expected to race): a
+    user-visible false ENOENT of the workload, nothing less."""
+    return s["user_false_enoent"] > 0
+
+
+def health(s, need_trace=False):
+    """What makes a kernel's runs untrustworthy: [(exit code, reason)].
+    Infrastructure (the data is wrong): a kernel splat, an ENOENT on a path
+    that was really gone (the workload's tree changed), trace events lost,
+    an incomplete paths list, a trace and stats that differ, and with
+    NEED_TRACE a run without trace events. Detector (4): an event and a
+    failure not matched one to one. Inconclusive (the data is right but
+    proves nothing): other errors, too few syscalls, module and user space
+    counts differing, module events outside the workload with no
+    user-visible false ENOENT to confirm them."""
+    out = []
+    if s["splats"]:
+        out.append((INFRA, "%d kernel splat line(s)" % s["splats"]))
+    if s["gone"]:
+        out.append((INFRA, "%d ENOENT on paths really gone: the run is invalid" % s["gone"]))
+    if need_trace and s["runs_traced"] < s["runs"]:
+        out.append((INFRA, "%d run(s) without trace events" % (s["runs"] - s["runs_traced"])))
+    if s["trace_lost"]:
+        out.append((INFRA, "%d trace event(s) lost: the per-event match is incomplete" % s["trace_lost"]))
+    if s["paths_dropped"]:
+        out.append((INFRA, "%d false ENOENT missing from the workload's paths list: the "
+                    "per-event match is incomplete" % s["paths_dropped"]))
+    if s["trace_vs_stats"]:
+        out.append((INFRA, "%d run(s) whose trace holds another number of false_enoent events "
+                    "than the module's stats count" % s["trace_vs_stats"]))
+    if s["user_only"] or s["module_only"]:
+        out.append((DETECTOR, "%d user-only (module missed), %d module-only (no user failure) "
+                    "false ENOENT" % (s["user_only"], s["module_only"])))
+    if s["other_errors"]:
+        out.append((INCONCLUSIVE, "%d other error(s) in the workload" % s["other_errors"]))
+    if s["runs_few_syscalls"]:
+        out.append((INCONCLUSIVE, "%d run(s) with too few syscalls" % s["runs_few_syscalls"]))
+    if s["has_module"] and not s["agree_counts"]:
+        out.append((INCONCLUSIVE, "module and user-space counts differ"))
+    if s["outside"] and not affected(s):
+        out.append((INCONCLUSIVE, "%d module false_enoent event(s) outside the workload and no "
+                    "user-visible false ENOENT: unconfirmed" % s["outside"]))
+    return out
+
+
+def evidence(kernel, s):
+    """A kernel expected clean and not affected is clean only with evidence
+    that the race window was reached: dcrace.ko caught the race on the stat
+    path (walk_caught) and, when the walkers opened files, on the open path
+    (open_caught), summed over its runs. Without dcrace.ko (check-kernel
+    --natural) there is no such evidence to ask for."""
+    if kernel is None or not kernel.expect_clean or affected(s) or not s["has_module"]:
+        return []
+    if s["walk_caught"] and (s["open_caught"] or not s["opens"]):
+        return []
+    return [(INCONCLUSIVE, "no evidence the race window was reached: caught on the stat path "
+             "%d, on the open path %d%s (dcrace.ko's walk_caught, open_caught)" % (
+                 s["walk_caught"], s["open_caught"], "" if s["opens"] else " (no opens made)"))]
+
+
+class Judgement:
+    """One kernel's runs judged: summary, health and evidence problems
+    [(exit code, reason)], affected."""
+
+    def __init__(self, name, runs, need_trace=False):
+        self.name = name
+        self.kernel = defs.KERNELS.get(name)
+        self.summary = summarize(runs)
+        self.affected = affected(self.summary)
+        self.health = health(self.summary, need_trace)
+        self.evidence = evidence(self.kernel, self.summary)
+
+    @property
+    def problems(self):
+        return self.health + self.evidence
+
+    def failed_clean(self):
+        """A kernel expected clean that is affected: (EX_FAIL, reason), or None."""
+        if self.kernel is None or not self.kernel.expect_clean or not self.affected:
+            return None
+        return FAIL, "%d false ENOENT on the %s kernel" % (self.summary["user_false_enoent"], self.name)
+
+    def failures(self):
+        """Everything one kernel's runs fail, on their own: problems and a
+        kernel expected clean that is affected (variants' cells)."""
+        f = self.failed_clean()
+        return self.problems + ([f] if f else [])
+
+    def expected(self):
+        """Does a known kernel's outcome match its table entry? (a row)"""
+        if self.kernel is None:
+            return "-"
+        if self.kernel.expect_race:
+            return "race: " + ("yes" if self.affected else "NOT REPRODUCED")
+        return "clean: " + ("NO" if self.affected else "yes")
+
+    def bisect(self):
+        """(git bisect run's code, reason): untrustworthy data (a splat, a
+        path gone, an incomplete match) cannot test (125); else a
+        user-visible false ENOENT is bad (1), even with a detector
+        failure or other errors beside it; else any problem cannot test;
+        else good (0)."""
+        infra = [w for c, w in self.problems if c == INFRA]
+        if infra:
+            return defs.EX_INFRA, "could not test: " + "; ".join(infra)
+        if self.affected:
+            return defs.EX_FAIL, "BAD: the kernel reports false ENOENT (%d user-visible)" % (
+                self.summary["user_false_enoent"])
+        if self.problems:
+            return defs.EX_INFRA, "could not test: " + "; ".join(w for _, w in self.problems)
+        return defs.EX_OK, "good: no false ENOENT"
+
+    def to_json(self):
+        return dict(self.summary, affected=self.affected, expect=self.expected(),
+                    problems=[{"exit": c, "why": w} for c, w in self.problems])
+
+
+def _by_code(judgements, attr, code):
+    return ["%s: %s" % (j.name, w) for j in judgements for c, w in getattr(j, attr) if c == code]
+
+
+def verdict(judgements):
+    """(exit code, one-line verdict) for compare's kernels, in this order:
+    unhealthy runs (3, then a detector failure 4, then 2); a kernel
+    expected clean that is affected (1); one expected clean without
+    evidence (2); then a verdict needs an unfixed (race expected) and a
+    fixed (clean expected) kernel, and every one expected to race must
+    reproduce."""
+    for code, head in ((INFRA, "INFRASTRUCTURE ERROR"), (DETECTOR, "DETECTOR FAILURE"),
+                       (INCONCLUSIVE, "INCONCLUSIVE")):
+        why = _by_code(judgements, "health", code)
+        if why:
+            return code, "%s: %s" % (head, "; ".join(why))
+    for j in judgements:
+        f = j.failed_clean()
+        if f:
+            return FAIL, "FIX DOES NOT HOLD: " + f[1]
+    why = _by_code(judgements, "evidence", INCONCLUSIVE)
+    if why:
+        return INCONCLUSIVE, "INCONCLUSIVE: " + "; ".join(why)
+    race = [j for j in judgements if j.kernel is not None and j.kernel.expect_race]
+    clean = [j for j in judgements if j.kernel is not None and j.kernel.expect_clean]
+    if not race or not clean:
+        return INCONCLUSIVE, ("INCONCLUSIVE: no verdict without an unfixed and a fixed kernel "
+                              "(%s)" % ", ".join(j.name for j in judgements))
+    for j in race:
+        if not j.affected:
+            return INCONCLUSIVE, "INCONCLUSIVE: the %s kernel did not reproduce the race" % j.name
+    return defs.EX_OK, "fix holds: %s %s (%d false ENOENT), %s %s clean" % (
+        ", ".join(j.name for j in race), "reproduces" if len(race) == 1 else "reproduce",
+        sum(j.summary["user_false_enoent"] for j in race), ", ".join(j.name for j in clean),
+        "is" if len(clean) == 1 else "are")
