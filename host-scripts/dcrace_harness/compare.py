@@ -7,10 +7,12 @@ mount-refetch, open-last) must reproduce it; kernels expected clean (fixed,
 debian) must show no false ENOENT. Each kernel gets a column and a verdict.
 
 Module events (dcrace.ko's dcrace:dcrace_race trace events, false_enoent)
-are matched one to one to the workload's user-visible false ENOENTs (same
-pid/tid, the event's component in the path, the failure at most
---match-window-ms after the event). A module without the trace event is
-compared by counts only (said in a note).
+are matched one to one to the workload's user-visible false ENOENTs: an
+event is the failed call's when it is the same thread's, judged while the
+call ran (between its start and end, CLOCK_MONOTONIC), from a lookup the
+call makes (lookup=open only in an open) and on a component of its path.
+A module without the trace event is compared by counts only (said in a
+note).
 
 Exit status: 0 the fix holds (unfixed reproduces, fixed is clean), 1 the fix
 does not hold (a false ENOENT on the fixed kernel or another kernel expected
@@ -32,7 +34,7 @@ import tempfile
 
 from . import argtypes as A
 from . import defs
-from .logs import InfraError, MATCH_WINDOW_NS, parse_log, summarize, kernel_bad, verdict
+from .logs import InfraError, parse_log, summarize, kernel_bad, verdict
 from .runner import Interrupted, catch_signals, results_dir, run_once, shown
 from .spec import DEFAULT_MIX, RunSpec, default_mem, default_mix, default_pruner, mix_shown
 
@@ -69,9 +71,6 @@ def build_parser():
                    help="comma-separated kernels: %s (debian*: Debian's stock kernels; 6.12/*, "
                    "debian-6.12*: the 6.12 line) or bzImage paths (default %s; DCRACE_LINE=6.12 "
                    "makes it the 6.12 pair)" % (", ".join(defs.kernel_names()), pair))
-    p.add_argument("--match-window-ms", type=A.positive_int, default=MATCH_WINDOW_NS // 10**6,
-                   metavar="MS", help="a user failure matches a module event at most MS after it "
-                   "(default %d)" % (MATCH_WINDOW_NS // 10**6))
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     p.add_argument("--plot", metavar="FILE.png",
                    help="also draw a per-second timeline of each kernel into FILE.png (gnuplot)")
@@ -229,7 +228,7 @@ def gather(args, spec):
             if k not in runs:
                 names.append(k)
                 runs[k] = []
-            runs[k].append(parse_log(log, window_ns=args.match_window_ms * 10**6))
+            runs[k].append(parse_log(log))
         return names, runs, None
     names = args.names
     runs = {n: [] for n in names}
@@ -240,7 +239,7 @@ def gather(args, spec):
             short = defs.file_name(n) if n in defs.KERNELS else os.path.basename(n)
             label = "%s run %d/%d" % (short, i + 1, args.runs)
             log = os.path.join(outdir, "%s-run%d.log" % (short, i + 1))
-            runs[n].append(run_once(spec, n, log, label, window_ns=args.match_window_ms * 10**6))
+            runs[n].append(run_once(spec, n, log, label))
     return names, runs, outdir
 
 
@@ -281,7 +280,6 @@ def report(args, spec, names, runs, outdir):
         settings = {k: getattr(spec, k) for k in
                     ("duration", "seed", "threads", "mode", "pruner", "inject_us",
                      "probability", "smp", "mem", "mix")}
-        settings["match_window_ms"] = args.match_window_ms
         settings["runs"] = args.runs
         doc = {"verdict": line, "exit": code, "kernels": sums,
                "runs": {n: [{"log": r["log"], "result": r["result"],
