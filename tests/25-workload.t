@@ -7,7 +7,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 27
+plan 32
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -54,10 +54,12 @@ ok "$([[ $fe == 0 ]]; echo $?)" "removed file: no false ENOENT (got $fe)"
 ok "$([[ $gone =~ ^[1-9][0-9]*$ ]]; echo $?)" "removed file: counted as gone (got $gone)"
 
 # 2. ENOENT on a file that is there (the shim's stat): false, verified.
+# Bounded by count, not time (--max-syscalls; --duration only a safety
+# net): a faster machine makes no more failures than a slow one.
 "$wl" --dir "$tmp/tree" --setup-only --quiet "${small[@]}" >/dev/null
 fault=(DCRACE_FAULT_OP=stat DCRACE_FAULT_PATH=d00/f002 LD_PRELOAD="$so")
 ns0=$(python3 -c 'import time; print(time.monotonic_ns())')
-run "$tmp/false" --no-setup "${small[@]}" --duration 0.3 --threads 2
+run "$tmp/false" --no-setup "${small[@]}" --duration 60 --max-syscalls 20000 --threads 2
 ns1=$(python3 -c 'import time; print(time.monotonic_ns())')
 fe=$(jget "$tmp/false" 'r["false_enoent"]')
 gone=$(jget "$tmp/false" 'r.get("gone")')
@@ -72,8 +74,34 @@ ok "$([[ $n == "([('stat', 'int')], 2)" ]]; echo $?)" "each entry has op stat an
 # "tids": the walkers' thread ids (the harness matches only their events).
 n=$(jget "$tmp/false" 'len(r["tids"]) == len(set(r["tids"])) == 2 and all(t > 0 for t in r["tids"]) and set(p["tid"] for p in r["paths"]) == set(r["tids"])')
 ok "$([[ $n == True ]]; echo $?)" "tids: the 2 walkers' distinct thread ids, the tids of the listed failures ($(jget "$tmp/false" 'r["tids"]'))"
-n=$(jget "$tmp/false" "all($ns0 < p['ns'] < $ns1 for p in r['paths']) and [p['ns'] for p in r['paths']] == sorted(p['ns'] for p in r['paths']) and abs(r['paths'][0]['ns'] - $ns0 - 1e9 * r['paths'][0]['t']) < 2e8")
-ok "$([[ $n == True ]]; echo $?)" "ns is CLOCK_MONOTONIC at the failure (within the run, in order, matches t)"
+n=$(jget "$tmp/false" "all($ns0 < p['start_ns'] <= p['end_ns'] < $ns1 for p in r['paths']) and [p['start_ns'] for p in r['paths']] == sorted(p['start_ns'] for p in r['paths']) and abs(r['paths'][0]['end_ns'] - $ns0 - 1e9 * r['paths'][0]['t']) < 2e8")
+ok "$([[ $n == True ]]; echo $?)" "start_ns <= end_ns: CLOCK_MONOTONIC around the failed call (within the run, in order, matches t)"
+n=$(jget "$tmp/false" "all(a['end_ns'] <= b['start_ns'] for t in r['tids'] for a, b in zip([p for p in r['paths'] if p['tid'] == t], [p for p in r['paths'] if p['tid'] == t][1:]))")
+ok "$([[ $n == True ]]; echo $?)" "a thread's failed calls do not overlap in time"
+# --max-syscalls: the run ends after that many syscalls (one walker: at
+# most 3 verifying lstat()s more), long before --duration, and the same
+# seed gives the same failures on any machine.
+n=$(jget "$tmp/false" 'r["syscalls"] >= 20000 and r["syscalls"] < 20010 and r["elapsed_s"] < 30')
+ok "$([[ $n == True ]]; echo $?)" "--max-syscalls 20000 with 2 walkers: 20000 syscalls and a few, the run ended early ($(jget "$tmp/false" 'r["syscalls"], r["elapsed_s"]'))"
+for i in 1 2; do
+	fault=(DCRACE_FAULT_OP=stat DCRACE_FAULT_PATH=d00/f002 LD_PRELOAD="$so")
+	run "$tmp/count$i" --no-setup "${small[@]}" --duration 60 --max-syscalls 3000
+done
+n=$(jget "$tmp/count1" 'r["syscalls"], r["false_enoent"], len(r["paths"])')
+ok "$([[ $n == "$(jget "$tmp/count2" 'r["syscalls"], r["false_enoent"], len(r["paths"])')" && $n =~ ^\(300[0-3],\ [1-9] ]]; echo $?)" \
+	"one walker, --max-syscalls 3000: the same syscalls and false ENOENTs twice ($n)"
+# The cap of "paths" (--max-paths), by count: more false ENOENTs than the
+# cap list the first ones and count the rest in paths_dropped.
+fault=(DCRACE_FAULT_OP=stat DCRACE_FAULT_PATH=d00/f002 LD_PRELOAD="$so")
+run "$tmp/cap" --no-setup "${small[@]}" --duration 60 --max-syscalls 3000 --max-paths 10
+n=$(jget "$tmp/cap" 'r["false_enoent"] > 10 and len(r["paths"]) == 10 and r["paths_dropped"] == r["false_enoent"] - 10')
+ok "$([[ $n == True ]]; echo $?)" "--max-paths 10 with $(jget "$tmp/cap" 'r["false_enoent"]') false ENOENTs: 10 listed, the rest in paths_dropped"
+# The verification's own lstat() that failed is a false ENOENT with its
+# own start and end, after the failed stat() it checks.
+fault=("DCRACE_FAULT_OP=stat,lstat" DCRACE_FAULT_PATH=d00/f002 DCRACE_FAULT_TIMES=2 LD_PRELOAD="$so")
+run "$tmp/verify" "${small[@]}" --duration 60 --max-syscalls 100
+n=$(jget "$tmp/verify" '[p["op"] for p in r["paths"]] == ["stat", "lstat"] and r["paths"][0]["end_ns"] <= r["paths"][1]["start_ns"] <= r["paths"][1]["end_ns"]')
+ok "$([[ $n == True ]]; echo $?)" "a failed verifying lstat(): its own entry, timed after the stat() it checks ($(jget "$tmp/verify" '[(p["op"], p.get("start_ns"), p.get("end_ns")) for p in r["paths"]]'))"
 
 # 3. The file is there right after the failures, gone at the end of the
 # run: the check at the end moves them all from false to gone.
@@ -95,7 +123,7 @@ ok "$([[ $hist == 0 && $np == 0 ]]; echo $?)" "removed during the run: per_secon
 # which is no copy.
 rm -rf "$tmp/tree"
 fault=(DCRACE_FAULT_OP=unlink DCRACE_FAULT_PATH=cp0/d00/f000 DCRACE_FAULT_COUNT="$tmp/count" LD_PRELOAD="$so")
-run "$tmp/cp" --mode cp "${small[@]}" --stagger-ms 0 --duration 0.5
+run "$tmp/cp" --mode cp "${small[@]}" --stagger-ms 0 --duration 60 --max-syscalls 5000
 fe=$(jget "$tmp/cp" 'r["false_enoent"]')
 copies=$(jget "$tmp/cp" 'r["copies"]')
 errs=$(jget "$tmp/cp" 'r["other_errors"]')
@@ -109,7 +137,7 @@ ok "$([[ $copies == 1 ]]; echo $?)" "a top-level mkdir that failed (EEXIST) is n
 # after, it is a false ENOENT, and the leftover is still removed.
 rm -f "$tmp/count"
 fault=(DCRACE_FAULT_OP=lstat DCRACE_FAULT_PATH=/cp0 DCRACE_FAULT_TIMES=1 DCRACE_FAULT_COUNT="$tmp/count" LD_PRELOAD="$so")
-run "$tmp/left" --mode cp --no-setup "${small[@]}" --stagger-ms 0 --duration 0.3
+run "$tmp/left" --mode cp --no-setup "${small[@]}" --stagger-ms 0 --duration 60 --max-syscalls 2000
 n=$(jget "$tmp/left" '(r["false_enoent"], [(p["op"], p["path"].endswith("/cp0")) for p in r["paths"]], r["copies"] > 0, r.get("other_errors", 0))')
 made=$(cat "$tmp/count" 2>/dev/null || echo 0)
 ok "$([[ $made == 1 && $n == "(1, [('lstat', True)], True, 0)" ]]; echo $?)" "a leftover's lookup failed once: 1 false ENOENT, the leftover removed, copies made ($made made; $n)"
@@ -117,12 +145,12 @@ ok "$([[ $made == 1 && $n == "(1, [('lstat', True)], True, 0)" ]]; echo $?)" "a 
 # 5. --mix: the walkers' calls in proportion; the default is the mode's.
 "$wl" --dir "$tmp/tree" --setup-only --quiet "${small[@]}" >/dev/null
 fault=(DCRACE_FAULT_OP=open DCRACE_FAULT_PATH=d00/f002 LD_PRELOAD="$so")
-run "$tmp/mix" --no-setup "${small[@]}" --duration 0.3 --mix stat=50,open=50
+run "$tmp/mix" --no-setup "${small[@]}" --duration 60 --max-syscalls 20000 --mix stat=50,open=50
 n=$(jget "$tmp/mix" 'r["mix"], sorted(set(p["op"] for p in r["paths"])), 0.07 < r["false_enoent"] / r["syscalls"] < 0.18')
 diag "mix run: $(jget "$tmp/mix" 'r["syscalls"], r["false_enoent"]')"
 ok "$([[ $n == "('stat=50,open=50', ['open'], True)" ]]; echo $?)" "--mix stat=50,open=50: about 1 call in 8 is an open of the faulted file ($n)"
 fault=(DCRACE_FAULT_OP=open DCRACE_FAULT_PATH=d00/f002 LD_PRELOAD="$so")
-run "$tmp/nomix" --no-setup "${small[@]}" --duration 0.2
+run "$tmp/nomix" --no-setup "${small[@]}" --duration 60 --max-syscalls 2000
 n=$(jget "$tmp/nomix" 'r["mix"], r["false_enoent"], r["syscalls"] > 0')
 ok "$([[ $n == "('stat=100', 0, True)" ]]; echo $?)" "default: stat only, no open ($n)"
 (sleep 0.2; rm "$tmp/tree/d00/f001") &

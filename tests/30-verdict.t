@@ -5,7 +5,9 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 90
+# shellcheck source=tests/canned.sh
+source "$(dirname "$0")/canned.sh"
+plan 67
 
 tmp_dir
 C=$HS/compare
@@ -38,6 +40,7 @@ mklog() {
 		printf 'enabled: 1\nnull_inode_seen: %d\nfalse_enoent: %d\ncaught: %d\ncaught_late: 3\nevents: %d\nevents_lost: 0\nwalk_caught: %d\nopen_caught: %d\n' \
 			$((m + c)) "$m" "$c" $((m + c)) "${WC:-$c}" "${OC:-$c}"
 		echo "DCRACE-STATS-END"
+		echo "DCRACE-TRACE-NONE dcrace.ko has no dcrace/dcrace_race trace event"
 		[[ $how == truncated ]] && return
 		echo "DCRACE-DMESG-BEGIN"
 		[[ $how != splat ]] || echo "[    3.1] WARNING: CPU: 1 PID: 60 at fs/dcache.c:600 dentry_free+0x1/0x2"
@@ -157,143 +160,7 @@ from dcrace_harness.runner import shown
 sys.exit(not (shown(os.path.abspath("results/compare-1")) == "results/compare-1" and shown("/elsewhere/x") == "/elsewhere/x"))'; echo $?)" \
 	"compare and check-kernel print their logs directory relative to the current one"
 
-# Per-event ground truth (issue 13): dcrace.ko's dcrace:dcrace_race trace
-# events matched one to one to the workload's "paths" (pid = tid, the
-# event's component in the path, 0 <= user ns - module ns <= 100 ms).
-# mktr FILE FALSE PATHS LOST [PID:COMPONENT:NS...]: a canned log whose
-# workload saw FALSE false ENOENTs listed in PATHS (a JSON list), with
-# one trace event per PID:COMPONENT:NS[:COMM] (COMM default dcr-walk;
-# LOST: the trace's lost count; "cut": the section has no end; TIDS=a,b:
-# the result's "tids", else it has none; CAUGHT: caught on each path,
-# default 4; ELAPSED, FIRST: the result's elapsed_s, first_false_enoent_s).
-B=5000000000
-pe() { printf '{"path":"%s","t":0.5,"tid":%d,"ns":%d,"op":"stat"}' "$1" "$2" "$3"; }
-mktr() {
-	local f=$1 u=$2 paths=$3 lost=$4 e pid comp ns
-	shift 4
-	{
-		echo "DCRACE-BOOTED 6.1.192 cpus=2"
-		echo "DCRACE-MODULE-LOADED"
-		printf 'DCRACE-RESULT {"version":1,"mode":"stat","syscalls":1000,"false_enoent":%d,%s"first_false_enoent_s":%s,"per_second":[%d],"elapsed_s":%s,"paths":%s,"paths_dropped":0,"gone":0,"mix":"stat=50,open=50"}\n' \
-			"$u" "${TIDS:+\"tids\":[$TIDS],}" "${FIRST:-$([[ $u -gt 0 ]] && echo 0.5 || echo null)}" "$u" "${ELAPSED:-1.0}" "$paths"
-		echo "DCRACE-TRACE-BEGIN"
-		for e in "$@"; do
-			IFS=: read -r pid comp ns comm <<<"$e"
-			comm=${comm:-dcr-walk}
-			echo "        $comm-$pid     [001] d..1.     5.000000: dcrace_race: verdict=false_enoent pid=$pid comm=$comm lookup=walk component=$comp seq=4/6 result=-2 killer=-1/unknown kill_to_read_ns=-1 ns=$ns"
-		done
-		[[ $lost == cut ]] || echo "DCRACE-TRACE-END"
-		[[ $lost == cut ]] || echo "DCRACE-TRACE-LOST $lost"
-		echo "DCRACE-STATS-BEGIN"
-		printf 'enabled: 1\nnull_inode_seen: %d\nfalse_enoent: %d\ncaught: %d\ncaught_late: 0\nevents: %d\nevents_lost: 0\nwalk_caught: %d\nopen_caught: %d\n' \
-			$(($# + ${CAUGHT:-4})) $(($# + ${STATS_EXTRA:-0})) "${CAUGHT:-4}" $(($# + ${CAUGHT:-4})) "${CAUGHT:-4}" "${CAUGHT:-4}"
-		echo "DCRACE-STATS-END"
-		echo "DCRACE-DMESG-BEGIN"
-		echo "DCRACE-DMESG-END"
-		echo "DCRACE-EXIT 0"
-	} >"$f"
-}
-# judge NAME LOG: compare the log as unfixed against a clean fixed run.
-judge() { run "$1" "$C" --from-logs "unfixed=$2" "fixed=$tmp/f-good" --json "$tmp/$1.json"; }
-# rows NAME MATCHED USER_ONLY MODULE_ONLY: the table's rows for unfixed.
-rows() {
-	grep -qE "^module events matched to user failures +$2 +0$" "$tmp/$1.out" &&
-		grep -qE "^  user-only \(module missed\) +$3 +0$" "$tmp/$1.out" &&
-		grep -qE "^  module-only \(no user failure\) +$4 +0$" "$tmp/$1.out"
-}
-F=/mnt/dcrace/d3/f7
-mktr "$tmp/f-good" 0 '[]' 0
-mktr "$tmp/t-match" 2 "[$(pe $F 101 $((B + 500))),$(pe /mnt/dcrace/d1/f2 102 $((B + 900)))]" 0 \
-	101:f7:$B 102:f2:$((B + 800))
-judge t-match "$tmp/t-match"
-diag "$(cat "$tmp/t-match.out")"
-ok "$([[ $(rcof t-match) -eq 0 ]] && rows t-match 2 0 0 && grep -qE '^module and user space agree +yes +yes$' "$tmp/t-match.out"; echo $?)" \
-	"every event matched both ways: 2 matched, 0 user-only, 0 module-only, agree, exit 0 (got $(rcof t-match))"
-ok "$([[ $(jq -r '.runs.unfixed[0].trace.matched' "$tmp/t-match.json") == 2 && $(jq -r '.kernels.unfixed.runs_traced' "$tmp/t-match.json") == 1 ]]; echo $?)" \
-	"--json holds each run's per-event match"
-# Equal counts that hide a miss and a false alarm: the old check agreed.
-mktr "$tmp/t-cancel" 2 "[$(pe $F 101 $((B + 500))),$(pe $F 101 $((B + 900000000)))]" 0 \
-	101:f7:$B 103:f7:$((B + 890000000))
-judge t-cancel "$tmp/t-cancel"
-diag "$(cat "$tmp/t-cancel.out")"
-ok "$([[ $(rcof t-cancel) -eq $EX_DETECTOR ]] && rows t-cancel 1 1 1 && grep -qE '^module and user space agree +NO' "$tmp/t-cancel.out" &&
-	grep -q '^verdict: DETECTOR FAILURE: unfixed: 1 user-only (module missed), 1 module-only' "$tmp/t-cancel.out"; echo $?)" \
-	"a miss and a false alarm with equal counts: 1 user-only, 1 module-only, detector failure, exit $EX_DETECTOR (got $(rcof t-cancel))"
-mktr "$tmp/t-uonly" 2 "[$(pe $F 101 $((B + 500))),$(pe $F 101 $((B + 900000000)))]" 0 101:f7:$B
-judge t-uonly "$tmp/t-uonly"
-ok "$([[ $(rcof t-uonly) -eq $EX_DETECTOR ]] && rows t-uonly 1 1 0; echo $?)" "a user failure the module missed: user-only, exit $EX_DETECTOR (got $(rcof t-uonly))"
-ok "$([[ $(jq -r '.runs.unfixed[0].trace.user_only_first[0].ns' "$tmp/t-uonly.json") == $((B + 900000000)) ]]; echo $?)" \
-	"--json names the unmatched user failure"
-mktr "$tmp/t-monly" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B 101:f7:$((B + 2000))
-judge t-monly "$tmp/t-monly"
-ok "$([[ $(rcof t-monly) -eq $EX_DETECTOR ]] && rows t-monly 1 0 1; echo $?)" "a module event without a user failure: module-only, exit $EX_DETECTOR (got $(rcof t-monly))"
-# Events of other processes (the guest's shell exec'ing /proc/self/exe,
-# the pruner): not the workload's, so neither matched nor module-only,
-# counted as outside. Without "tids" the walkers are known by their comm,
-# with it by their tid (a dcr-walk of another pid is outside then).
-mktr "$tmp/t-out" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B 68:68:$((B + 1000)):exe
-judge t-out "$tmp/t-out"
-ok "$([[ $(rcof t-out) -eq 0 ]] && rows t-out 1 0 0 &&
-	grep -qE '^  outside the workload \(other processes\) +1 +0$' "$tmp/t-out.out" &&
-	grep -q '^note: module false_enoent events in other processes of the guest.*: unfixed 1$' "$tmp/t-out.out" &&
-	[[ $(jq -r '.runs.unfixed[0].trace.outside_first[0].comm' "$tmp/t-out.json") == exe ]]; echo $?)" \
-	"an event of another process (comm exe, no tids): outside the workload, not module-only, exit 0 (got $(rcof t-out))"
-TIDS=101,102 mktr "$tmp/t-tids" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B 64:f7:$((B + 1000)) 102:f7:$((B + 2000))
-judge t-tids "$tmp/t-tids"
-ok "$([[ $(rcof t-tids) -eq $EX_DETECTOR ]] && rows t-tids 1 0 1 &&
-	grep -qE '^  outside the workload \(other processes\) +1 +0$' "$tmp/t-tids.out"; echo $?)" \
-	"with tids: a dcr-walk event of pid 64 (not a walker) is outside; walker 102's event without a failure is module-only, exit $EX_DETECTOR (got $(rcof t-tids))"
-
-# The window's edges: 0 and 100 ms after the event match; 100 ms + 1 ns
-# after, or 1 ns before, do not.
-W=100000000
-for c in "0:1:0:0" "$W:1:0:0" "$((W + 1)):0:1:1" "-1:0:1:1"; do
-	IFS=: read -r d m uo mo <<<"$c"
-	mktr "$tmp/t-w" 1 "[$(pe $F 101 $((B + d)))]" 0 101:f7:$B
-	judge t-w "$tmp/t-w"
-	ok "$(rows t-w "$m" "$uo" "$mo"; echo $?)" "user failure $d ns after the event: $m matched, $uo user-only, $mo module-only"
-done
-mktr "$tmp/t-w" 1 "[$(pe $F 101 $((B + 150000000)))]" 0 101:f7:$B
-run t-w2 "$C" --from-logs "unfixed=$tmp/t-w" "fixed=$tmp/f-good" --match-window-ms 200
-ok "$(rows t-w2 1 0 0; echo $?)" "--match-window-ms 200: 150 ms after the event matches"
-# One thread, two failures of the same path: one to one, each to its own
-# event (the latest before it); with one event only, one stays user-only.
-mktr "$tmp/t-two" 2 "[$(pe $F 101 $((B + 500))),$(pe $F 101 $((B + 1500)))]" 0 101:f7:$B 101:f7:$((B + 1000))
-judge t-two "$tmp/t-two"
-ok "$([[ $(rcof t-two) -eq 0 ]] && rows t-two 2 0 0; echo $?)" "same tid, two events, two failures: both matched (exit $(rcof t-two))"
-mktr "$tmp/t-two1" 2 "[$(pe $F 101 $((B + 500))),$(pe $F 101 $((B + 1500)))]" 0 101:f7:$B
-judge t-two1 "$tmp/t-two1"
-ok "$([[ $(rcof t-two1) -eq $EX_DETECTOR ]] && rows t-two1 1 1 0; echo $?)" "same tid, one event, two failures: one event matches one failure only"
-# one_event NAME PID:COMPONENT:NS EXIT MATCHED USER_ONLY MODULE_ONLY DESC: one
-# user failure of $F by tid 101, 500 ns after B, against one module event.
-one_event() {
-	mktr "$tmp/$1" 1 "[$(pe $F 101 $((B + 500)))]" 0 "$2:$B"
-	judge "$1" "$tmp/$1"
-	ok "$([[ $(rcof "$1") -eq $3 ]] && rows "$1" "$4" "$5" "$6"; echo $?)" "$7 (exit $(rcof "$1"))"
-}
-one_event t-pid 102:f7 "$EX_DETECTOR" 0 1 1 "another thread's event does not match"
-# The pruned component may be an intermediate directory of the path.
-one_event t-dir 101:d3 0 1 0 0 "component d3, an intermediate directory of $F: matched"
-one_event t-nodir 101:d4 "$EX_DETECTOR" 0 1 1 "component d4, not in $F: no match"
-one_event t-part 101:f "$EX_DETECTOR" 0 1 1 "component f, a prefix of a short component: no match"
-# Lost events, a truncated paths list, a cut section: infrastructure.
-mktr "$tmp/t-lost" 1 "[$(pe $F 101 $((B + 500)))]" 3 101:f7:$B
-judge t-lost "$tmp/t-lost"
-ok "$([[ $(rcof t-lost) -eq $EX_HARNESS_INFRA ]] && grep -q '^verdict: INFRASTRUCTURE ERROR: unfixed: 3 trace event(s) lost' "$tmp/t-lost.out"; echo $?)" \
-	"3 trace events lost: infrastructure error, exit $EX_HARNESS_INFRA (got $(rcof t-lost))"
-mktr "$tmp/t-trunc" 2 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B 101:f7:$((B + 1000))
-judge t-trunc "$tmp/t-trunc"
-ok "$([[ $(rcof t-trunc) -eq $EX_HARNESS_INFRA ]] && grep -q "1 false ENOENT missing from the workload's paths list" "$tmp/t-trunc.out"; echo $?)" \
-	"a paths list shorter than the count: infrastructure error, exit $EX_HARNESS_INFRA (got $(rcof t-trunc))"
-mktr "$tmp/t-cut" 1 "[$(pe $F 101 $((B + 500)))]" cut 101:f7:$B
-judge t-cut "$tmp/t-cut"
-ok "$([[ $(rcof t-cut) -eq $EX_HARNESS_INFRA ]] && grep -q 'trace events cut off' "$tmp/t-cut.err"; echo $?)" \
-	"a trace section without its end: infrastructure error (got $(rcof t-cut))"
-STATS_EXTRA=1 mktr "$tmp/t-stats" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B
-judge t-stats "$tmp/t-stats"
-ok "$([[ $(rcof t-stats) -eq $EX_HARNESS_INFRA ]] && grep -q 'another number of false_enoent events than the module' "$tmp/t-stats.out"; echo $?)" \
-	"a trace with fewer events than the module's false_enoent count: infrastructure error (got $(rcof t-stats))"
-# Today's module has no trace event: counts only, said so.
+# A module without the trace event (DCRACE-TRACE-NONE): counts only, said so.
 ok "$(grep -qE '^module events matched to user failures +no trace +no trace$' "$tmp/ok.out" &&
 	grep -q '^note: no dcrace:dcrace_race trace events on: unfixed, fixed .*compared by counts only' "$tmp/ok.out"; echo $?)" \
 	"without trace events: the rows say so and a note says counts only"
@@ -311,6 +178,10 @@ done
 cp "$FAKE_LOG" "$log"
 FAKE
 chmod +x "$tmp/fake-rg"
+# (the per-event match itself: tests/32-match.t)
+mktr "$tmp/f-good" 0 '[]' 0
+mktr "$tmp/t-match" 1 "[$(pe $F 101 $((B - 1000)) $((B + 1000)))]" 0 101:f7:$B
+mktr "$tmp/t-uonly" 2 "[$(pe $F 101 $((B - 1000)) $((B + 1000))),$(pe $F 101 $((B + 2000)) $((B + 3000)))]" 0 101:f7:$B
 mktr "$tmp/t-monly0" 0 '[]' 0 101:f7:$B
 for c in t-monly0:125 t-uonly:1 t-match:1; do
 	run ck "env" FAKE_LOG="$tmp/${c%:*}" FAKE_EXEC="$tmp/exec" DCRACE_RUN_GUEST="$tmp/fake-rg" \
@@ -337,7 +208,7 @@ done
 ok "$(for k in unfixed fixed mount-refetch open-last debian debug; do
 	grep -q "$k" "$tmp/help.out" && grep -q "$k" "$tmp/help2.out" || exit 1; done; echo 0)" \
 	"compare --help and check-kernel --help list every kernel"
-mktr "$tmp/v" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B
+mktr "$tmp/v" 1 "[$(pe $F 101 $((B - 1000)) $((B + 1000)))]" 0 101:f7:$B
 run variants "$C" --from-logs "unfixed=$tmp/v" "fixed=$tmp/f-good" "mount-refetch=$tmp/v" "open-last=$tmp/f-good"
 diag "$(cat "$tmp/variants.out")"
 ok "$([[ $(rcof variants) -eq 2 ]] && grep -qE '^ +unfixed +fixed +mount-refetch +open-last$' "$tmp/variants.out" &&
@@ -397,8 +268,8 @@ ok "$([[ $(rcof ck-f0) -eq 125 && $(rcof ck-f4) -eq 0 ]]; echo $?)" \
 # An unexpected exception is never 1 (the fix does not hold, bisect bad):
 # a garbled elapsed_s, a garbled first_false_enoent_s, a --json that
 # cannot be written: compare 3, check-kernel 125, one line, no traceback.
-ELAPSED='"soon"' mktr "$tmp/t-el" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B
-FIRST='"x"' mktr "$tmp/t-first" 1 "[$(pe $F 101 $((B + 500)))]" 0 101:f7:$B
+ELAPSED='"soon"' mktr "$tmp/t-el" 1 "[$(pe $F 101 $((B - 1000)) $((B + 1000)))]" 0 101:f7:$B
+FIRST='"x"' mktr "$tmp/t-first" 1 "[$(pe $F 101 $((B - 1000)) $((B + 1000)))]" 0 101:f7:$B
 for c in t-el:elapsed_s t-first:error; do
 	judge "ex-${c%:*}" "$tmp/${c%:*}"
 	ok "$([[ $(rcof "ex-${c%:*}") -eq $EX_HARNESS_INFRA && $(grep -c . "$tmp/ex-${c%:*}.err") -eq 1 ]] &&

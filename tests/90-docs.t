@@ -73,6 +73,7 @@ for k in unfixed fixed; do
 		echo "DCRACE-STATS-BEGIN"
 		printf 'false_enoent: %d\ncaught: 5\nnull_inode_seen: 5\nevents: 5\n' "$([[ $k == unfixed ]] && echo 3 || echo 0)"
 		echo "DCRACE-STATS-END"
+		echo "DCRACE-TRACE-NONE dcrace.ko has no dcrace/dcrace_race trace event"
 		echo "DCRACE-EXIT 0"
 	} >"$tmp/$k.log"
 done

@@ -3,6 +3,7 @@
 #include "workload.h"
 
 atomic_int stop_flag;
+_Atomic uint64_t syscalls_total;
 double start_time;
 size_t nbins;
 
@@ -17,6 +18,14 @@ double mono_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 double since_start(void)

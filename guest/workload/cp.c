@@ -74,7 +74,7 @@ static void remove_tree(struct worker *w, const char *path, bool must_exist)
 		int err;
 
 		count_lookup(w);
-		if (lstat(path, &st) == 0)
+		if (TIMED(w, lstat(path, &st)) == 0)
 			break;
 		err = errno;
 		/*
@@ -94,13 +94,14 @@ static void remove_tree(struct worker *w, const char *path, bool must_exist)
 	tries = 0;
 	if (!S_ISDIR(st.st_mode)) {
 		count_lookup(w);
-		while (unlink(path) < 0 && again(w, "unlink", path, errno, &tries))
+		while (TIMED(w, unlink(path)) < 0 &&
+		       again(w, "unlink", path, errno, &tries))
 			count_lookup(w);
 		return;
 	}
 	for (;;) {
 		count_lookup(w);
-		dir = opendir(path);
+		dir = TIMED(w, opendir(path));
 		if (dir)
 			break;
 		if (!again(w, "opendir", path, errno, &tries))
@@ -112,7 +113,8 @@ static void remove_tree(struct worker *w, const char *path, bool must_exist)
 	closedir(dir);
 	tries = 0;
 	count_lookup(w);
-	while (rmdir(path) < 0 && again(w, "rmdir", path, errno, &tries))
+	while (TIMED(w, rmdir(path)) < 0 &&
+	       again(w, "rmdir", path, errno, &tries))
 		count_lookup(w);
 }
 
@@ -123,13 +125,14 @@ static void copy_file(struct worker *w, const char *src, const char *dst,
 	int in, out;
 
 	count_lookup(w);
-	in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	in = TIMED(w, open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
 	if (in < 0) {
 		src_error(w, "open", src, errno);
 		return;
 	}
 	count_lookup(w);
-	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	out = TIMED(w, open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			      0600));
 	if (out < 0) {
 		dst_error(w, "open", dst, errno);
 		close(in);
@@ -168,13 +171,13 @@ static bool copy_dir(struct worker *w, const char *src, const char *dst,
 	DIR *dir;
 
 	count_lookup(w);
-	if (mkdir(dst, 0700) < 0) {
+	if (TIMED(w, mkdir(dst, 0700)) < 0) {
 		dst_error(w, "mkdir", dst, errno);
 		return true;
 	}
 	w->dirs_made++;
 	count_lookup(w);
-	dir = opendir(src);
+	dir = TIMED(w, opendir(src));
 	if (!dir) {
 		src_error(w, "opendir", src, errno);
 	} else {
@@ -194,7 +197,7 @@ static bool copy_dir(struct worker *w, const char *src, const char *dst,
 		closedir(dir);
 	}
 	count_lookup(w);
-	if (chmod(dst, st->st_mode & 07777) < 0)
+	if (TIMED(w, chmod(dst, st->st_mode & 07777)) < 0)
 		src_error(w, "chmod", dst, errno);
 	return ok;
 }
@@ -206,7 +209,7 @@ static bool copy_entry(struct worker *w, const char *src, const char *dst)
 	if (stopped())
 		return false;
 	count_lookup(w);
-	if (lstat(src, &st) < 0) {
+	if (TIMED(w, lstat(src, &st)) < 0) {
 		src_error(w, "lstat", src, errno);
 		return true;
 	}

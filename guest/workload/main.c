@@ -96,8 +96,11 @@ static void run_clock(struct run *run)
 			next += 1.0;
 			continue;
 		}
-		/* --stop-at-first: notice a walker's stop within 10 ms */
-		if (cfg.stop_first && until > now + 0.01)
+		/*
+		 * --stop-at-first, --max-syscalls: notice a walker's stop
+		 * within 10 ms
+		 */
+		if ((cfg.stop_first || cfg.max_syscalls) && until > now + 0.01)
 			until = now + 0.01;
 		sleep_until(until);
 	}

@@ -54,8 +54,12 @@ static void usage(FILE *f)
 "                           the run (restored after; default: the pressure\n"
 "                           pruner sets " STR(CP_DEFAULT) ", others leave it)\n"
 "  --max-paths N            false-ENOENT paths listed in \"paths\", each with\n"
-"                           t, tid, ns (CLOCK_MONOTONIC), op; 0..1000000\n"
+"                           t, tid, op and the call's start_ns, end_ns\n"
+"                           (CLOCK_MONOTONIC); 0..1000000\n"
 "                           (default 100000: all of a 20 s injected run)\n"
+"  --max-syscalls N         end the run after N syscalls (all walkers), or\n"
+"                           at --duration if sooner; 1..10^12 (default: no\n"
+"                           limit): a run bounded by count, not time\n"
 "  --setup-only             create the tree, sync, print result, exit\n"
 "  --no-setup               use the existing tree (must exist)\n"
 "  --quiet                  no progress lines on stderr\n"
@@ -137,7 +141,8 @@ static double parse_duration(const char *opt, const char *s)
 enum {
 	OPT_DIR = 256, OPT_MODE, OPT_THREADS, OPT_PRUNER, OPT_PRUNERS,
 	OPT_INTERVAL, OPT_PCT, OPT_STAGGER, OPT_DURATION, OPT_SEED,
-	OPT_DIRS, OPT_FILES, OPT_PIN_DIRS, OPT_CACHE_PRESSURE, OPT_MAXPATHS, OPT_SETUP_ONLY, OPT_NO_SETUP,
+	OPT_DIRS, OPT_FILES, OPT_PIN_DIRS, OPT_CACHE_PRESSURE, OPT_MAXPATHS,
+	OPT_MAXSYSCALLS, OPT_SETUP_ONLY, OPT_NO_SETUP,
 	OPT_QUIET, OPT_STOP_FIRST, OPT_NICE, OPT_MIX, OPT_HELP,
 };
 
@@ -157,6 +162,7 @@ static const struct option long_opts[] = {
 	{ "pin-dirs",		required_argument, NULL, OPT_PIN_DIRS },
 	{ "cache-pressure",	required_argument, NULL, OPT_CACHE_PRESSURE },
 	{ "max-paths",		required_argument, NULL, OPT_MAXPATHS },
+	{ "max-syscalls",	required_argument, NULL, OPT_MAXSYSCALLS },
 	{ "setup-only",		no_argument,	   NULL, OPT_SETUP_ONLY },
 	{ "no-setup",		no_argument,	   NULL, OPT_NO_SETUP },
 	{ "quiet",		no_argument,	   NULL, OPT_QUIET },
@@ -196,6 +202,8 @@ static const struct {
 	{ OPT_CACHE_PRESSURE, "cache-pressure", &cfg.cache_pressure, 1,
 	  100000 },
 	{ OPT_MAXPATHS, "max-paths", &cfg.max_paths, 0, 1000000 },
+	{ OPT_MAXSYSCALLS, "max-syscalls", &cfg.max_syscalls, 1,
+	  1000000000000L },
 	{ OPT_NICE, "nice", &cfg.nice, 0, 19 },
 };
 

@@ -9,6 +9,10 @@
  * the end of the run every kept false ENOENT on a path that stays for the
  * whole run (the walk tree, cp's source tree) is checked again, and moved
  * to "gone" if its path is missing then.
+ *
+ * Each kept false ENOENT has the start and end of its call (TIMED(), and
+ * still_there()'s own lstat()s): the harness matches dcrace.ko's event to
+ * the very call that failed.
  */
 #include "workload.h"
 
@@ -18,14 +22,6 @@ static atomic_size_t kept;
 static size_t keep_cap(void)
 {
 	return cfg.max_paths > KEEP_MIN ? (size_t)cfg.max_paths : KEEP_MIN;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Does PATH stay for the whole run (no copier removes it)? */
@@ -42,9 +38,19 @@ static bool persists(const char *path)
 		(path[n + 4] == '\0' || path[n + 4] == '/'));
 }
 
-static void keep(struct worker *w, const char *op, const char *path,
-		 const char *check, double t, uint64_t ns)
+/* A failed call: its op, path, time since the start, start and end ns. */
+struct failed_call {
+	const char *op;
+	const char *path;
+	double t;
+	uint64_t start_ns;
+	uint64_t end_ns;
+};
+
+static void keep(struct worker *w, const struct failed_call *c,
+		 const char *check)
 {
+	const char *path = c->path;
 	struct path_rec *r;
 
 	if (atomic_fetch_add(&kept, 1) >= keep_cap())
@@ -63,18 +69,20 @@ static void keep(struct worker *w, const char *op, const char *path,
 	r->check = check == path ? r->path : strdup(check);
 	if (!r->path || !r->check)
 		return;
-	r->op = op;
-	r->t = t;
-	r->ns = ns;
+	r->op = c->op;
+	r->t = c->t;
+	r->start_ns = c->start_ns;
+	r->end_ns = c->end_ns;
 	r->tid = w->os_tid;
 	r->persist = persists(check);
 	r->gone = false;
 	w->npaths++;
 }
 
-static void note_false(struct worker *w, const char *op, const char *path,
-		       const char *check, double t, uint64_t ns)
+static void note_false(struct worker *w, const struct failed_call *c,
+		       const char *check)
 {
+	double t = c->t;
 	size_t bin = t < 0 ? 0 : (size_t)t;
 
 	if (bin >= nbins)
@@ -86,51 +94,61 @@ static void note_false(struct worker *w, const char *op, const char *path,
 		atomic_store(&stop_flag, 1);
 	atomic_store_explicit(&w->pub_false, w->false_enoent,
 			      memory_order_relaxed);
-	keep(w, op, path, check, t, ns);
+	keep(w, c, check);
 }
 
 /*
  * Is CHECK there?  lstat() up to 3 times: a failed one that a later one
- * contradicts was itself a false ENOENT, and counts as one.
+ * contradicts was itself a false ENOENT, and counts as one, with its own
+ * start and end.
  */
 static bool still_there(struct worker *w, const char *check)
 {
-	double t[3];
-	uint64_t ns[3];
+	struct failed_call c[3];
 	struct stat st;
-	int i, j;
+	int i, j, r;
 
 	for (i = 0; i < 3; i++) {
-		if (w)
+		if (!w) {
+			r = lstat(check, &st);
+		} else {
 			count_lookup(w);
-		if (lstat(check, &st) == 0 || errno != ENOENT) {
+			c[i].start_ns = mono_ns();
+			r = lstat(check, &st);
+			timed_end(w);
+			c[i].end_ns = w->call_end;
+		}
+		if (r == 0 || errno != ENOENT) {
 			for (j = 0; w && j < i; j++)
-				note_false(w, "lstat", check, check, t[j],
-					   ns[j]);
+				note_false(w, &c[j], check);
 			return true;
 		}
-		ns[i] = mono_ns();
-		t[i] = since_start();
+		c[i].op = "lstat";
+		c[i].path = check;
+		c[i].t = since_start();
 	}
 	return false;
 }
 
 /*
- * Is the ENOENT of OP on PATH false (CHECK is there right after)? If so it
- * is counted. CHECK really missing counts as "gone", unless MAY_BE_ABSENT.
+ * Is the ENOENT of OP on PATH (W's last TIMED() call) false (CHECK is
+ * there right after)? If so it is counted. CHECK really missing counts
+ * as "gone", unless MAY_BE_ABSENT.
  */
 static bool verify_enoent(struct worker *w, const char *op, const char *path,
 			  const char *check, bool may_be_absent)
 {
-	uint64_t ns = mono_ns();
-	double t = since_start();
+	struct failed_call c = {
+		.op = op, .path = path, .t = since_start(),
+		.start_ns = w->call_start, .end_ns = w->call_end,
+	};
 
 	if (!still_there(w, check)) {
 		if (!may_be_absent)
 			w->gone++;
 		return false;
 	}
-	note_false(w, op, path, check, t, ns);
+	note_false(w, &c, check);
 	return true;
 }
 

@@ -28,9 +28,9 @@ static int cmp_path_rec(const void *a, const void *b)
 {
 	const struct path_rec *x = a, *y = b;
 
-	if (x->ns < y->ns)
+	if (x->start_ns < y->start_ns)
 		return -1;
-	return x->ns > y->ns;
+	return x->start_ns > y->start_ns;
 }
 
 static void print_paths(FILE *f, const struct result *r, uint64_t *listed)
@@ -42,8 +42,9 @@ static void print_paths(FILE *f, const struct result *r, uint64_t *listed)
 
 		fputs(i ? ",{\"path\":" : "{\"path\":", f);
 		json_string(f, p->path);
-		fprintf(f, ",\"t\":%.3f,\"tid\":%d,\"ns\":%" PRIu64
-			",\"op\":\"%s\"}", p->t, p->tid, p->ns, p->op);
+		fprintf(f, ",\"t\":%.3f,\"tid\":%d,\"start_ns\":%" PRIu64
+			",\"end_ns\":%" PRIu64 ",\"op\":\"%s\"}", p->t, p->tid,
+			p->start_ns, p->end_ns, p->op);
 		(*listed)++;
 	}
 }

@@ -45,25 +45,25 @@ static enum walk_op pick_op(struct worker *w)
 	return (enum walk_op)i;
 }
 
-/* One call; its errno when it failed, else 0. */
-static int walk_call(enum walk_op op, int dirfd, const char *path,
-		     const char *rel)
+/* One call, timed (TIMED()); its errno when it failed, else 0. */
+static int walk_call(struct worker *w, enum walk_op op, int dirfd,
+		     const char *path, const char *rel)
 {
 	struct stat st;
 	int r;
 
 	switch (op) {
 	case OP_STAT:
-		r = stat(path, &st);
+		r = TIMED(w, stat(path, &st));
 		break;
 	case OP_LSTAT:
-		r = lstat(path, &st);
+		r = TIMED(w, lstat(path, &st));
 		break;
 	case OP_OPEN:
-		r = open(path, O_RDONLY | O_CLOEXEC);
+		r = TIMED(w, open(path, O_RDONLY | O_CLOEXEC));
 		break;
 	default:
-		r = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+		r = TIMED(w, openat(dirfd, rel, O_RDONLY | O_CLOEXEC));
 		break;
 	}
 	if (r < 0)
@@ -95,7 +95,7 @@ void walk_loop(struct worker *w)
 		int err;
 
 		snprintf(path, sizeof(path), "%s/d%02u/f%03u", cfg.dir, d, f);
-		err = walk_call(op, dirfd, path, path + base);
+		err = walk_call(w, op, dirfd, path, path + base);
 		count_lookup(w);
 		if (err)
 			src_error(w, op_names[op], path, err);

@@ -106,6 +106,7 @@ struct config {
 	long pin_dirs;		/* -1: the mode's default */
 	long cache_pressure;	/* vm.vfs_cache_pressure; -1: leave it */
 	long max_paths;
+	long max_syscalls;	/* 0: no limit */
 	bool setup_only;
 	bool no_setup;
 	bool quiet;
@@ -118,12 +119,17 @@ struct config {
 
 extern struct config cfg;
 
-/* A false ENOENT: the failed call and when, for the JSON "paths". */
+/*
+ * A false ENOENT: the failed call and when, for the JSON "paths". The
+ * call ran between start_ns and end_ns (CLOCK_MONOTONIC, read right
+ * before and right after it): dcrace.ko's event for it lies in between.
+ */
 struct path_rec {
 	char *path;		/* the path the call failed on */
 	const char *op;		/* the call: "stat", "open", "mkdir", ... */
-	double t;		/* seconds since the start */
-	uint64_t ns;		/* CLOCK_MONOTONIC ns at the failure */
+	double t;		/* seconds since the start, after the call */
+	uint64_t start_ns;
+	uint64_t end_ns;
 	int tid;		/* gettid() of the failing thread */
 	bool persist;		/* CHECK stays for the whole run */
 	bool gone;		/* reclassified: really gone at the end */
@@ -150,6 +156,8 @@ struct worker {
 	uint64_t other_errors;
 	uint64_t copies;
 	uint64_t dirs_made;	/* by the current copy */
+	uint64_t call_start;	/* the last TIMED() call's start, end (ns) */
+	uint64_t call_end;
 	double first_false_t;
 	double first_err_t;
 	char *first_err;
@@ -186,6 +194,7 @@ struct result {
 };
 
 extern atomic_int stop_flag;
+extern _Atomic uint64_t syscalls_total;
 extern double start_time;
 extern size_t nbins;
 
@@ -194,12 +203,42 @@ static inline bool stopped(void)
 	return atomic_load_explicit(&stop_flag, memory_order_relaxed) != 0;
 }
 
+/* One more syscall; --max-syscalls reached ends the run. */
 static inline void count_lookup(struct worker *w)
 {
 	w->syscalls++;
 	atomic_store_explicit(&w->pub_syscalls, w->syscalls,
 			      memory_order_relaxed);
+	if (cfg.max_syscalls &&
+	    atomic_fetch_add_explicit(&syscalls_total, 1,
+				      memory_order_relaxed) + 1 >=
+	    (uint64_t)cfg.max_syscalls)
+		atomic_store(&stop_flag, 1);
 }
+
+uint64_t mono_ns(void);
+
+/* The end of a TIMED() call: its end time; errno kept. */
+static inline void timed_end(struct worker *w)
+{
+	int e = errno;
+
+	w->call_end = mono_ns();
+	errno = e;
+}
+
+/*
+ * CALL, one syscall of worker W on a path, timed: W's call_start and
+ * call_end are CLOCK_MONOTONIC right before and right after it (the
+ * clock of dcrace.ko's event times), for the failure's "paths" entry.
+ */
+#define TIMED(w, call) __extension__ ({		\
+	__typeof__(call) timed_r_;		\
+	(w)->call_start = mono_ns();		\
+	timed_r_ = (call);			\
+	timed_end(w);				\
+	timed_r_;				\
+})
 
 /* common.c */
 double mono_now(void);

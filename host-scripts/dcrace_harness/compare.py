@@ -9,10 +9,12 @@ A kernel is affected (reproduces, or fails the fix) only by user-visible
 false ENOENTs of the workload; a dcrace.ko event alone never makes it so.
 
 Module events (dcrace.ko's dcrace:dcrace_race trace events, false_enoent)
-are matched one to one to the workload's user-visible false ENOENTs (same
-pid/tid, the event's component in the path, the failure at most
---match-window-ms after the event). A module without the trace event is
-compared by counts only (said in a note).
+are matched one to one to the workload's user-visible false ENOENTs: an
+event is the failed call's when it is the same thread's, judged while the
+call ran (between its start and end, CLOCK_MONOTONIC), from a lookup the
+call makes (lookup=open only in an open) and on a component of its path.
+A module without the trace event is compared by counts only (said in a
+note).
 
 Exit status (judged by dcrace_harness/judge.py, as check-kernel and
 variants are): 0 the fix holds (unfixed reproduces, fixed is clean), 1 the
@@ -41,7 +43,7 @@ import tempfile
 from . import argtypes as A
 from . import defs
 from .judge import Judgement, summarize, verdict
-from .logs import InfraError, MATCH_WINDOW_NS, parse_log
+from .logs import InfraError, parse_log
 from .runner import Interrupted, catch_signals, results_dir, run_once, shown, writable
 from .spec import DEFAULT_MIX, RunSpec, default_mem, default_mix, default_pruner, mix_shown
 
@@ -78,9 +80,6 @@ def build_parser():
                    help="comma-separated kernels: %s (debian*: Debian's stock kernels; 6.12/*, "
                    "debian-6.12*: the 6.12 line) or bzImage paths (default %s; DCRACE_LINE=6.12 "
                    "makes it the 6.12 pair)" % (", ".join(defs.kernel_names()), pair))
-    p.add_argument("--match-window-ms", type=A.positive_int, default=MATCH_WINDOW_NS // 10**6,
-                   metavar="MS", help="a user failure matches a module event at most MS after it "
-                   "(default %d)" % (MATCH_WINDOW_NS // 10**6))
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     p.add_argument("--plot", metavar="FILE.png",
                    help="also draw a per-second timeline of each kernel into FILE.png (gnuplot)")
@@ -234,7 +233,7 @@ def gather(args, spec):
             if k not in runs:
                 names.append(k)
                 runs[k] = []
-            runs[k].append(parse_log(log, window_ns=args.match_window_ms * 10**6))
+            runs[k].append(parse_log(log))
         return names, runs, None
     names = args.names
     runs = {n: [] for n in names}
@@ -245,7 +244,7 @@ def gather(args, spec):
             short = defs.file_name(n) if n in defs.KERNELS else os.path.basename(n)
             label = "%s run %d/%d" % (short, i + 1, args.runs)
             log = os.path.join(outdir, "%s-run%d.log" % (short, i + 1))
-            runs[n].append(run_once(spec, n, log, label, window_ns=args.match_window_ms * 10**6))
+            runs[n].append(run_once(spec, n, log, label))
     return names, runs, outdir
 
 
@@ -286,7 +285,6 @@ def report(args, spec, names, runs, outdir):
         settings = {k: getattr(spec, k) for k in
                     ("duration", "seed", "threads", "mode", "pruner", "inject_us",
                      "probability", "smp", "mem", "mix")}
-        settings["match_window_ms"] = args.match_window_ms
         settings["runs"] = args.runs
         # what judge.Judgement needs to judge the runs again (variants)
         doc = {"verdict": line, "exit": code, "kernels": sums,

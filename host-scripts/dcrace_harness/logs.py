@@ -12,11 +12,14 @@ A run's serial log holds, between markers printed by the guest command:
   DCRACE-TRACE-NONE reason           the module has no trace event: module
                                      and user space are compared by counts
   DCRACE-EXIT N                      the guest command's exit status
+With the module loaded (its stats in the log) the guest script prints
+either the trace section or DCRACE-TRACE-NONE, never neither.
 Missing or unparsable pieces are infrastructure errors, never "no race".
 """
 
 import bisect
 import json
+import os
 import re
 
 from . import defs
@@ -70,12 +73,25 @@ def parse_probes(block):
     return probes
 
 
-# A module event and a user failure match when the failure came at most
-# this long after the event (compare --match-window-ms).
-MATCH_WINDOW_NS = 100 * 1000 * 1000
-# The module copies a dentry's name into a buffer of this many characters
-# at least: a component this long may be a truncated name.
-NAME_TRUNCATED_AT = 31
+DCRACE_H = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "include", "dcrace", "dcrace.h")
+
+
+def _name_len(path=DCRACE_H):
+    """DCRACE_NAME_LEN, read from the module's header (its one definition)."""
+    with open(path) as f:
+        m = re.search(r"^#define\s+DCRACE_NAME_LEN\s+(\d+)\s*$", f.read(), re.M)
+    if not m:
+        raise RuntimeError("no DCRACE_NAME_LEN in %s" % path)
+    return int(m.group(1))
+
+
+# The module's component is a NUL-terminated copy of the dentry's name in
+# DCRACE_NAME_LEN bytes (dcrace_copy_name()): a name longer than
+# NAME_TRUNCATED_AT characters comes out as its first NAME_TRUNCATED_AT.
+NAME_TRUNCATED_AT = _name_len() - 1
+# The lookups of the trace event's lookup= field.
+LOOKUPS = ("walk", "open")
 
 
 def parse_trace_line(line):
@@ -86,22 +102,27 @@ def parse_trace_line(line):
         return None
     kv = dict(re.findall(r"(?:^| )([a-z_]+)=(\S*)", m.group(1)))
     try:
-        return {"verdict": kv["verdict"], "pid": int(kv["pid"]), "comm": kv.get("comm", ""),
-                "lookup": kv.get("lookup", ""), "component": kv["component"],
-                "seq": kv.get("seq", ""), "result": int(kv.get("result", "0")),
-                "killer": kv.get("killer", ""), "ns": int(kv["ns"])}
+        ev = {"verdict": kv["verdict"], "pid": int(kv["pid"]), "comm": kv.get("comm", ""),
+              "lookup": kv["lookup"], "component": kv["component"],
+              "seq": kv.get("seq", ""), "result": int(kv.get("result", "0")),
+              "killer": kv.get("killer", ""), "ns": int(kv["ns"])}
     except (KeyError, ValueError):
         return None
+    return ev if ev["lookup"] in LOOKUPS else None
 
 
 def parse_trace(text, path):
     """(events, lost) from a log's trace section: the module's false_enoent
     events and the count of events the trace buffer lost; None when the
-    module has no trace event (or the log predates it). A started but
-    broken section is an infrastructure error."""
+    guest said the module has no trace event (DCRACE-TRACE-NONE). No
+    section at all, or a started but broken one, is an infrastructure
+    error."""
     has_begin = re.search(r"^DCRACE-TRACE-BEGIN$", text, re.M) is not None
     if not has_begin:
-        return None
+        if re.search(r"^DCRACE-TRACE-NONE( |$)", text, re.M):
+            return None
+        raise InfraError("no trace section (neither DCRACE-TRACE-BEGIN nor DCRACE-TRACE-NONE) "
+                         "in %s" % path)
     block = _section(text, "TRACE")
     if block is None:
         raise InfraError("trace events cut off (no DCRACE-TRACE-END) in %s" % path)
@@ -122,45 +143,57 @@ def parse_trace(text, path):
 
 def component_matches(comp, name):
     """Is the module's COMP the path component NAME? The module writes '?'
-    for a non-printable or space, and may truncate a long name."""
-    if len(comp) > len(name) or (len(comp) < len(name) and len(comp) < NAME_TRUNCATED_AT):
+    for a non-printable or space, and truncates a name longer than
+    NAME_TRUNCATED_AT characters to that many."""
+    if len(comp) > len(name) or (len(comp) < len(name) and len(comp) != NAME_TRUNCATED_AT):
         return False
     return all(a == b or a == "?" for a, b in zip(comp, name))
 
 
-def match_events(events, failures, window_ns=MATCH_WINDOW_NS):
+# The workload's calls that go through open()'s last-component lookup
+# (open_last_lookups(), the event's lookup=open): open(), openat() and
+# opendir() (an openat()). Every call's path walk (lookup=walk) may hold
+# an event.
+OPEN_OPS = frozenset(("open", "openat", "opendir"))
+
+
+def event_fits(e, f):
+    """Can event E be the one of failed call F (same thread, in time,
+    checked apart)? A lookup=open event only in an open-type call and on
+    the path's last component; a walk event on any of its components."""
+    comps = [c for c in f["path"].split("/") if c]
+    if e["lookup"] == "open":
+        return f["op"] in OPEN_OPS and bool(comps) and component_matches(e["component"], comps[-1])
+    return any(component_matches(e["component"], c) for c in comps)
+
+
+def match_events(events, failures):
     """Match module false_enoent EVENTS to the workload's user-visible
-    FAILURES ("paths" entries) one to one: same pid/tid, the event's
-    component is one of the path's components, and the failure came
-    0..window_ns after the event. Greedy in time order: each failure, in
-    order of its time, takes the latest unmatched event that fits (a
-    thread's syscalls are sequential: its own event is the last one
-    before it returned). Returns (matched, user_only, module_only), lists
-    of (event, failure), failures and events."""
-    by_pid = {}
+    FAILURES ("paths" entries, from user_failures()) one to one: an event
+    is the failed call's when the thread is the same (pid == tid), the
+    module judged it while the call ran (start_ns <= ns <= end_ns, both
+    CLOCK_MONOTONIC) and it fits the call (event_fits(): the lookup agrees
+    with the op, the component is in the path). A thread's calls do not
+    overlap, so an event lies in one call at most; a call holds one event
+    at most (its walk ends at the first -ENOENT): a second one is
+    module-only. Returns (matched, user_only, module_only), lists of
+    (event, failure), failures and events."""
+    by_tid = {}
+    for f in sorted(failures, key=lambda f: f["start_ns"]):
+        by_tid.setdefault(f["tid"], []).append(f)
+    starts = {tid: [f["start_ns"] for f in fs] for tid, fs in by_tid.items()}
+    taken = set()
+    matched, module_only = [], []
     for e in sorted(events, key=lambda e: e["ns"]):
-        by_pid.setdefault(e["pid"], []).append(e)
-    times = {pid: [e["ns"] for e in evs] for pid, evs in by_pid.items()}
-    used = set()
-    matched, user_only = [], []
-    for f in sorted(failures, key=lambda f: f["ns"]):
-        comps = [c for c in f["path"].split("/") if c]
-        evs = by_pid.get(f["tid"], [])
-        best = None
-        # from the last event at or before the failure, back in time
-        for i in range(bisect.bisect_right(times.get(f["tid"], []), f["ns"]) - 1, -1, -1):
-            e = evs[i]
-            if f["ns"] - e["ns"] > window_ns:
-                break
-            if id(e) not in used and any(component_matches(e["component"], c) for c in comps):
-                best = e
-                break
-        if best is None:
-            user_only.append(f)
+        fs = by_tid.get(e["pid"], [])
+        i = bisect.bisect_right(starts.get(e["pid"], []), e["ns"]) - 1
+        f = fs[i] if i >= 0 else None
+        if f is not None and e["ns"] <= f["end_ns"] and id(f) not in taken and event_fits(e, f):
+            taken.add(id(f))
+            matched.append((e, f))
         else:
-            used.add(id(best))
-            matched.append((best, f))
-    module_only = [e for e in sorted(events, key=lambda e: e["ns"]) if id(e) not in used]
+            module_only.append(e)
+    user_only = [f for f in sorted(failures, key=lambda f: f["start_ns"]) if id(f) not in taken]
     return matched, user_only, module_only
 
 
@@ -188,19 +221,31 @@ def split_outside(events, tids):
     return mine, [e for e in events if id(e) not in ids]
 
 
+PATH_KEYS = (("path", str), ("tid", int), ("op", str), ("start_ns", int), ("end_ns", int))
+
+
 def user_failures(res, path):
-    """The workload's "paths" entries (every user-visible false ENOENT);
-    a list shorter than the count (capped, dropped) is an infrastructure
-    error when events are to be matched."""
+    """The workload's "paths" entries (every user-visible false ENOENT),
+    each the failed call's path, thread, op and its start_ns <= end_ns; a
+    thread's calls must not overlap (its syscalls are sequential). A list
+    shorter than the count (capped, dropped) is an infrastructure error
+    when events are to be matched (summarize())."""
     paths = res.get("paths")
     if not isinstance(paths, list):
         raise InfraError("the workload lists no false-ENOENT paths in %s" % path)
     out = []
     for p in paths:
-        if not (isinstance(p, dict) and isinstance(p.get("path"), str)
-                and isinstance(p.get("tid"), int) and isinstance(p.get("ns"), int)):
-            raise InfraError("a workload paths entry lacks path/tid/ns in %s" % path)
+        if not (isinstance(p, dict) and all(isinstance(p.get(k), t) for k, t in PATH_KEYS)):
+            raise InfraError("a workload paths entry lacks %s in %s" % (
+                "/".join(k for k, _ in PATH_KEYS), path))
+        if p["start_ns"] > p["end_ns"]:
+            raise InfraError("a workload paths entry ends before it starts in %s" % path)
         out.append(p)
+    last = {}
+    for p in sorted(out, key=lambda p: p["start_ns"]):
+        if p["tid"] in last and p["start_ns"] < last[p["tid"]]:
+            raise InfraError("thread %d's failed calls overlap in time in %s" % (p["tid"], path))
+        last[p["tid"]] = p["end_ns"]
     return out
 
 
@@ -218,7 +263,7 @@ def read_text(path):
         return ""
 
 
-def parse_log(path, want_module=True, window_ns=MATCH_WINDOW_NS):
+def parse_log(path, want_module=True):
     """Parse one run's serial log into a dict; raise InfraError."""
     try:
         with open(path, errors="replace") as f:
@@ -241,6 +286,9 @@ def parse_log(path, want_module=True, window_ns=MATCH_WINDOW_NS):
     for k in ("syscalls", "false_enoent") + OPTIONAL_COUNTS:
         if k in res and (not isinstance(res[k], int) or res[k] < 0):
             raise InfraError("workload result field %s is not a count in %s" % (k, path))
+    if isinstance(res.get("paths"), list) and len(res["paths"]) > res["false_enoent"]:
+        raise InfraError("the workload lists %d false-ENOENT paths, more than its count %d, "
+                         "in %s" % (len(res["paths"]), res["false_enoent"], path))
     m = re.findall(r"^DCRACE-EXIT (\d+)$", text, re.M)
     if not m:
         raise InfraError("guest ended without an exit status: truncated log? (%s)" % path)
@@ -263,10 +311,10 @@ def parse_log(path, want_module=True, window_ns=MATCH_WINDOW_NS):
             events, lost = tr
             failures = user_failures(res, path)
             mine, outside = split_outside(events, workload_tids(res))
-            m, u, mo = match_events(mine, failures, window_ns)
+            m, u, mo = match_events(mine, failures)
             out["trace"] = {"events": len(events), "lost": lost,
                             "paths_listed": len(failures),
-                            "paths_dropped": max(0, res["false_enoent"] - len(failures)),
+                            "paths_dropped": res["false_enoent"] - len(failures),
                             "matched": len(m), "user_only": u, "module_only": mo,
                             "outside": outside,
                             "stats_differ": len(events) != st["false_enoent"]}

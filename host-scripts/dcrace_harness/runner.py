@@ -144,7 +144,7 @@ def last_line(err):
     return lines[-1] if lines else ""
 
 
-def run_once(spec, kernel, log, label, window_ns=None):
+def run_once(spec, kernel, log, label):
     """Boot KERNEL, run the workload of SPEC, return the parsed log."""
     cmd = run_guest_cmd(kernel, log, spec.guest_script(), spec.timeout, smp=spec.smp,
                         mem=spec.mem, accel=spec.accel, module=spec.module, ko=spec.ko)
@@ -159,8 +159,7 @@ def run_once(spec, kernel, log, label, window_ns=None):
             rc != 0 and "DCRACE-RESULT" not in read_text(log)):
         raise InfraError(last_line(err) or
                          "run-guest failed with status %d (log %s)" % (rc, log))
-    r = parse_log(log, want_module=spec.module,
-                  **({"window_ns": window_ns} if window_ns else {}))
+    r = parse_log(log, want_module=spec.module)
     if r["exit"] != 0:
         raise InfraError("the workload failed in the guest (exit %d; log %s)" % (r["exit"], log))
     progress_done("%s: done in %.0f s, %d false ENOENT%s" % (

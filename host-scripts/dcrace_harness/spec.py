@@ -5,6 +5,8 @@ import shlex
 
 DEBUGFS = "/sys/kernel/debug/dcrace"
 TRACEFS = "/sys/kernel/tracing"
+# The guest's list of filesystem types: tracefs is mounted when listed.
+FILESYSTEMS = "/proc/filesystems"
 # dcrace.ko's per-race trace event (docs/design.md, "Per-event ground truth").
 TRACE_EVENT = "dcrace/dcrace_race"
 TRACE_BUFFER_KB = 8192
@@ -116,12 +118,22 @@ class RunSpec:
 
     def trace_start(self):
         """Enable dcrace.ko's per-race trace event, when the module has it:
-        a fresh buffer, large enough for a run's events. A module without
-        the event prints DCRACE-TRACE-NONE (the harness then compares
-        counts only)."""
+        a fresh buffer, large enough for a run's events. tracefs is
+        mounted if needed: a failed mount stops the run with a setup error
+        (only a kernel without tracefs at all goes on without it). A
+        module without the event prints DCRACE-TRACE-NONE after the run
+        (the harness then compares counts only); with it, the trace
+        section (trace_dump()). A log with neither is an infrastructure
+        error (logs.parse_trace())."""
         t = TRACEFS
         return [
-            "[ -e %s/trace ] || mount -t tracefs nodev %s 2>/dev/null" % (t, t),
+            "trace_none='dcrace.ko has no %s trace event'" % TRACE_EVENT,
+            "if [ ! -e %s/trace ]; then" % t,
+            " if grep -qw tracefs %s; then" % FILESYSTEMS,
+            "  mount -t tracefs nodev %s || { echo 'DCRACE-SETUP-ERROR mounting tracefs on %s "
+            "failed'; exit 1; }" % (t, t),
+            " else trace_none='the kernel has no tracefs'; fi",
+            "fi",
             "if [ -e %s/events/%s/enable ]; then trace=1" % (t, TRACE_EVENT),
             " echo 0 > %s/tracing_on; echo > %s/trace" % (t, t),
             " echo %d > %s/buffer_size_kb || { echo 'DCRACE-SETUP-ERROR tracefs buffer_size_kb'; exit 1; }"
@@ -145,5 +157,5 @@ class RunSpec:
             " for n in $(sed -nE 's/^(overrun|dropped events): *//p' \"$f\"); do"
             " lost=$((lost + n)); done; done" % t,
             " echo \"DCRACE-TRACE-LOST $lost\"",
-            "else echo 'DCRACE-TRACE-NONE dcrace.ko has no %s trace event'; fi" % TRACE_EVENT,
+            "else echo \"DCRACE-TRACE-NONE $trace_none\"; fi",
         ]

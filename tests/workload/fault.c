@@ -4,7 +4,8 @@
  * paths that contain a given string, as a false ENOENT would, on a host
  * build of the workload.
  *
- *	DCRACE_FAULT_OP		stat, lstat, open or unlink
+ *	DCRACE_FAULT_OP		stat, lstat, open or unlink, or several
+ *				separated by commas ("stat,lstat")
  *	DCRACE_FAULT_PATH	fail only paths containing this string
  *	DCRACE_FAULT_TIMES	fail only the first N such calls (default: all)
  *	DCRACE_FAULT_COUNT	file that gets the number of failures made
@@ -25,13 +26,28 @@
 
 static atomic_ulong made;
 
+/* Is OP one of the comma-separated LIST? */
+static int op_listed(const char *list, const char *op)
+{
+	size_t n = strlen(op);
+
+	for (;;) {
+		if (strncmp(list, op, n) == 0 && (list[n] == ',' || !list[n]))
+			return 1;
+		list = strchr(list, ',');
+		if (!list)
+			return 0;
+		list++;
+	}
+}
+
 static int fault(const char *op, const char *path)
 {
 	const char *want = getenv("DCRACE_FAULT_OP");
 	const char *sub = getenv("DCRACE_FAULT_PATH");
 	const char *times = getenv("DCRACE_FAULT_TIMES");
 
-	if (!want || strcmp(want, op) != 0 || !sub || !strstr(path, sub))
+	if (!want || !op_listed(want, op) || !sub || !strstr(path, sub))
 		return 0;
 	if (times && atomic_load(&made) >= strtoul(times, NULL, 10))
 		return 0;

@@ -1,0 +1,68 @@
+# shellcheck shell=bash
+# Canned serial logs with dcrace.ko's trace events, for the tests of the
+# per-event match (tests/30-verdict.t, tests/32-match.t). Sourced after
+# tests/lib.sh, with $tmp set.
+
+# B: a CLOCK_MONOTONIC time (ns) the canned events and calls are around;
+# F: a path of the walk tree (both used by the test files).
+# shellcheck disable=SC2034
+B=5000000000
+# shellcheck disable=SC2034
+F=/mnt/dcrace/d3/f7
+
+# pe PATH TID START END [OP]: a workload "paths" entry, a failed call OP
+# (default stat) of thread TID on PATH that ran from START to END ns.
+# "ns" (the call's end) is what workloads before start_ns/end_ns wrote:
+# kept so that an older parser reads these logs too (the new one ignores it).
+pe() {
+	printf '{"path":"%s","t":0.5,"tid":%d,"ns":%d,"start_ns":%d,"end_ns":%d,"op":"%s"}' \
+		"$1" "$2" "$4" "$3" "$4" "${5:-stat}"
+}
+
+# mktr FILE FALSE PATHS LOST [PID:COMPONENT:NS[:COMM[:LOOKUP]]...]: a
+# canned log whose workload saw FALSE false ENOENTs listed in PATHS (a
+# JSON list), with one trace event per argument (COMM default dcr-walk,
+# LOOKUP default walk). LOST: the trace's lost count; "cut": the section
+# has no end; "none": the log has no trace section at all. TIDS=a,b: the
+# result's "tids", else it has none; STATS_EXTRA=N: the module's stats
+# count N more false_enoent than the trace holds; CAUGHT: caught on each
+# path (walk_caught, open_caught), default 4; ELAPSED, FIRST: the
+# result's elapsed_s, first_false_enoent_s.
+mktr() {
+	local f=$1 u=$2 paths=$3 lost=$4 e pid comp ns comm lk
+	shift 4
+	{
+		echo "DCRACE-BOOTED 6.1.192 cpus=2"
+		echo "DCRACE-MODULE-LOADED"
+		printf 'DCRACE-RESULT {"version":1,"mode":"stat","syscalls":1000,"false_enoent":%d,%s"first_false_enoent_s":%s,"per_second":[%d],"elapsed_s":%s,"paths":%s,"paths_dropped":0,"gone":0,"mix":"stat=50,open=50"}\n' \
+			"$u" "${TIDS:+\"tids\":[$TIDS],}" "${FIRST:-$([[ $u -gt 0 ]] && echo 0.5 || echo null)}" "$u" "${ELAPSED:-1.0}" "$paths"
+		if [[ $lost != none ]]; then
+			echo "DCRACE-TRACE-BEGIN"
+			for e in "$@"; do
+				IFS=: read -r pid comp ns comm lk <<<"$e"
+				echo "        ${comm:-dcr-walk}-$pid     [001] d..1.     5.000000: dcrace_race: verdict=false_enoent pid=$pid comm=${comm:-dcr-walk} lookup=${lk:-walk} component=$comp seq=4/6 result=-2 killer=-1/unknown kill_to_read_ns=-1 ns=$ns"
+			done
+			[[ $lost == cut ]] || echo "DCRACE-TRACE-END"
+			[[ $lost == cut ]] || echo "DCRACE-TRACE-LOST $lost"
+		fi
+		echo "DCRACE-STATS-BEGIN"
+		printf 'enabled: 1\nnull_inode_seen: %d\nfalse_enoent: %d\ncaught: %d\ncaught_late: 0\nevents: %d\nevents_lost: 0\nwalk_caught: %d\nopen_caught: %d\n' \
+			$(($# + ${CAUGHT:-4})) $(($# + ${STATS_EXTRA:-0})) "${CAUGHT:-4}" $(($# + ${CAUGHT:-4})) "${CAUGHT:-4}" "${CAUGHT:-4}"
+		echo "DCRACE-STATS-END"
+		echo "DCRACE-DMESG-BEGIN"
+		echo "DCRACE-DMESG-END"
+		echo "DCRACE-EXIT 0"
+	} >"$f"
+}
+
+# judge NAME LOG: compare the log as unfixed against a clean fixed run
+# ($tmp/f-good, made by the test file).
+# shellcheck disable=SC2154
+judge() { run "$1" "$HS/compare" --from-logs "unfixed=$2" "fixed=$tmp/f-good" --json "$tmp/$1.json"; }
+
+# rows NAME MATCHED USER_ONLY MODULE_ONLY: the table's rows for unfixed.
+rows() {
+	grep -qE "^module events matched to user failures +$2 +0$" "$tmp/$1.out" &&
+		grep -qE "^  user-only \(module missed\) +$3 +0$" "$tmp/$1.out" &&
+		grep -qE "^  module-only \(no user failure\) +$4 +0$" "$tmp/$1.out"
+}
