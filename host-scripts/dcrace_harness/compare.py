@@ -43,7 +43,8 @@ import tempfile
 from . import argtypes as A
 from . import defs
 from .judge import Judgement, summarize, verdict
-from .logs import InfraError, parse_log
+from .logs import InfraError
+from .match import read_run
 from .runner import Interrupted, catch_signals, results_dir, run_once, shown, writable
 from .spec import DEFAULT_MIX, RunSpec, default_mem, default_mix, default_pruner, mix_shown
 
@@ -233,7 +234,7 @@ def gather(args, spec):
             if k not in runs:
                 names.append(k)
                 runs[k] = []
-            runs[k].append(parse_log(log))
+            runs[k].append(read_run(log))
         return names, runs, None
     names = args.names
     runs = {n: [] for n in names}

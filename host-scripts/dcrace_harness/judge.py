@@ -8,7 +8,7 @@ reached (evidence), and gives the verdicts: Judgement per kernel,
 verdict() for compare, Judgement.bisect() for check-kernel,
 Judgement.failures() for a variants cell.
 
-A run is what logs.parse_log() returns, or the same run as compare --json
+A run is what match.read_run() returns (parsed and matched), or the same run as compare --json
 writes it (per-event lists cut to counts): both are judged alike.
 
 A kernel is affected (bad, reproduced) only by user-visible false ENOENTs

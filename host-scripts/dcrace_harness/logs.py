@@ -1,5 +1,5 @@
-"""Reading a run's serial log and matching its events (judge.py judges the
-parsed runs).
+"""Reading a run's serial log: the parse layer (match.py pairs its events
+with the failures, judge.py judges the runs).
 
 A run's serial log holds, between markers printed by the guest command:
   DCRACE-RESULT {json}               the workload's one result line
@@ -17,9 +17,7 @@ either the trace section or DCRACE-TRACE-NONE, never neither.
 Missing or unparsable pieces are infrastructure errors, never "no race".
 """
 
-import bisect
 import json
-import os
 import re
 
 from . import defs
@@ -73,23 +71,6 @@ def parse_probes(block):
     return probes
 
 
-DCRACE_H = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "include", "dcrace", "dcrace.h")
-
-
-def _name_len(path=DCRACE_H):
-    """DCRACE_NAME_LEN, read from the module's header (its one definition)."""
-    with open(path) as f:
-        m = re.search(r"^#define\s+DCRACE_NAME_LEN\s+(\d+)\s*$", f.read(), re.M)
-    if not m:
-        raise RuntimeError("no DCRACE_NAME_LEN in %s" % path)
-    return int(m.group(1))
-
-
-# The module's component is a NUL-terminated copy of the dentry's name in
-# DCRACE_NAME_LEN bytes (dcrace_copy_name()): a name longer than
-# NAME_TRUNCATED_AT characters comes out as its first NAME_TRUNCATED_AT.
-NAME_TRUNCATED_AT = _name_len() - 1
 # The lookups of the trace event's lookup= field.
 LOOKUPS = ("walk", "open")
 
@@ -139,86 +120,6 @@ def parse_trace(text, path):
         if ev["verdict"] == "false_enoent":
             events.append(ev)
     return events, int(lost[-1])
-
-
-def component_matches(comp, name):
-    """Is the module's COMP the path component NAME? The module writes '?'
-    for a non-printable or space, and truncates a name longer than
-    NAME_TRUNCATED_AT characters to that many."""
-    if len(comp) > len(name) or (len(comp) < len(name) and len(comp) != NAME_TRUNCATED_AT):
-        return False
-    return all(a == b or a == "?" for a, b in zip(comp, name))
-
-
-# The workload's calls that go through open()'s last-component lookup
-# (open_last_lookups(), the event's lookup=open): open(), openat() and
-# opendir() (an openat()). Every call's path walk (lookup=walk) may hold
-# an event.
-OPEN_OPS = frozenset(("open", "openat", "opendir"))
-
-
-def event_fits(e, f):
-    """Can event E be the one of failed call F (same thread, in time,
-    checked apart)? A lookup=open event only in an open-type call and on
-    the path's last component; a walk event on any of its components."""
-    comps = [c for c in f["path"].split("/") if c]
-    if e["lookup"] == "open":
-        return f["op"] in OPEN_OPS and bool(comps) and component_matches(e["component"], comps[-1])
-    return any(component_matches(e["component"], c) for c in comps)
-
-
-def match_events(events, failures):
-    """Match module false_enoent EVENTS to the workload's user-visible
-    FAILURES ("paths" entries, from user_failures()) one to one: an event
-    is the failed call's when the thread is the same (pid == tid), the
-    module judged it while the call ran (start_ns <= ns <= end_ns, both
-    CLOCK_MONOTONIC) and it fits the call (event_fits(): the lookup agrees
-    with the op, the component is in the path). A thread's calls do not
-    overlap, so an event lies in one call at most; a call holds one event
-    at most (its walk ends at the first -ENOENT): a second one is
-    module-only. Returns (matched, user_only, module_only), lists of
-    (event, failure), failures and events."""
-    by_tid = {}
-    for f in sorted(failures, key=lambda f: f["start_ns"]):
-        by_tid.setdefault(f["tid"], []).append(f)
-    starts = {tid: [f["start_ns"] for f in fs] for tid, fs in by_tid.items()}
-    taken = set()
-    matched, module_only = [], []
-    for e in sorted(events, key=lambda e: e["ns"]):
-        fs = by_tid.get(e["pid"], [])
-        i = bisect.bisect_right(starts.get(e["pid"], []), e["ns"]) - 1
-        f = fs[i] if i >= 0 else None
-        if f is not None and e["ns"] <= f["end_ns"] and id(f) not in taken and event_fits(e, f):
-            taken.add(id(f))
-            matched.append((e, f))
-        else:
-            module_only.append(e)
-    user_only = [f for f in sorted(failures, key=lambda f: f["start_ns"]) if id(f) not in taken]
-    return matched, user_only, module_only
-
-
-# The workload's walker (copier) threads' name: the threads whose false
-# ENOENTs the result lists, when the result does not give their tids.
-WALK_COMM = "dcr-walk"
-
-
-def workload_tids(res):
-    """The walkers' thread ids from the result's "tids", or None (a result
-    without them: then the walkers are known by their name)."""
-    tids = res.get("tids")
-    if isinstance(tids, list) and all(isinstance(t, int) for t in tids):
-        return set(tids)
-    return None
-
-
-def split_outside(events, tids):
-    """(the workload's events, the others'): only the walkers' failures are
-    in the result, so only their events can be matched; another process's
-    (the guest's shell, the pruner opening drop_caches) is counted as
-    outside the workload, never as module-only."""
-    mine = [e for e in events if (e["pid"] in tids if tids is not None else e["comm"] == WALK_COMM)]
-    ids = set(id(e) for e in mine)
-    return mine, [e for e in events if id(e) not in ids]
 
 
 PATH_KEYS = (("path", str), ("tid", int), ("op", str), ("start_ns", int), ("end_ns", int))
@@ -308,16 +209,8 @@ def parse_log(path, want_module=True):
         out["events"] = _section(text, "EVENTS") or ""
         tr = parse_trace(text, path)
         if tr is not None:
-            events, lost = tr
-            failures = user_failures(res, path)
-            mine, outside = split_outside(events, workload_tids(res))
-            m, u, mo = match_events(mine, failures)
-            out["trace"] = {"events": len(events), "lost": lost,
-                            "paths_listed": len(failures),
-                            "paths_dropped": res["false_enoent"] - len(failures),
-                            "matched": len(m), "user_only": u, "module_only": mo,
-                            "outside": outside,
-                            "stats_differ": len(events) != st["false_enoent"]}
+            out["trace_events"], out["trace_lost"] = tr
+            out["failures"] = user_failures(res, path)
     dm = _section(text, "DMESG") or ""
     out["splats"] = [l for l in dm.splitlines() if defs.is_splat(l)]
     return out

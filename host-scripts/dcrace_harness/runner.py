@@ -9,7 +9,8 @@ import threading
 import time
 
 from . import defs
-from .logs import InfraError, parse_log, read_text
+from .logs import InfraError, read_text
+from .match import read_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HS = os.path.join(ROOT, "host-scripts")
@@ -159,7 +160,7 @@ def run_once(spec, kernel, log, label):
             rc != 0 and "DCRACE-RESULT" not in read_text(log)):
         raise InfraError(last_line(err) or
                          "run-guest failed with status %d (log %s)" % (rc, log))
-    r = parse_log(log, want_module=spec.module)
+    r = read_run(log, want_module=spec.module)
     if r["exit"] != 0:
         raise InfraError("the workload failed in the guest (exit %d; log %s)" % (r["exit"], log))
     progress_done("%s: done in %.0f s, %d false ENOENT%s" % (

@@ -1,0 +1,131 @@
+"""Matching dcrace.ko's false_enoent trace events to the workload's
+user-visible false ENOENTs, one to one: the match layer, between parsing
+(logs.py) and judging (judge.py). read_run() is parse + match of one log.
+"""
+
+import bisect
+import os
+import re
+
+from .logs import parse_log
+
+DCRACE_H = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "include", "dcrace", "dcrace.h")
+
+
+def _name_len(path=DCRACE_H):
+    """DCRACE_NAME_LEN, read from the module's header (its one definition)."""
+    with open(path) as f:
+        m = re.search(r"^#define\s+DCRACE_NAME_LEN\s+(\d+)\s*$", f.read(), re.M)
+    if not m:
+        raise RuntimeError("no DCRACE_NAME_LEN in %s" % path)
+    return int(m.group(1))
+
+
+# The module's component is a NUL-terminated copy of the dentry's name in
+# DCRACE_NAME_LEN bytes (dcrace_copy_name()): a name longer than
+# NAME_TRUNCATED_AT characters comes out as its first NAME_TRUNCATED_AT.
+NAME_TRUNCATED_AT = _name_len() - 1
+
+
+def component_matches(comp, name):
+    """Is the module's COMP the path component NAME? The module writes '?'
+    for a non-printable or space, and truncates a name longer than
+    NAME_TRUNCATED_AT characters to that many."""
+    if len(comp) > len(name) or (len(comp) < len(name) and len(comp) != NAME_TRUNCATED_AT):
+        return False
+    return all(a == b or a == "?" for a, b in zip(comp, name))
+
+
+# The workload's calls that go through open()'s last-component lookup
+# (open_last_lookups(), the event's lookup=open): open(), openat() and
+# opendir() (an openat()). Every call's path walk (lookup=walk) may hold
+# an event.
+OPEN_OPS = frozenset(("open", "openat", "opendir"))
+
+
+def event_fits(e, f):
+    """Can event E be the one of failed call F (same thread, in time,
+    checked apart)? A lookup=open event only in an open-type call and on
+    the path's last component; a walk event on any of its components."""
+    comps = [c for c in f["path"].split("/") if c]
+    if e["lookup"] == "open":
+        return f["op"] in OPEN_OPS and bool(comps) and component_matches(e["component"], comps[-1])
+    return any(component_matches(e["component"], c) for c in comps)
+
+
+def match_events(events, failures):
+    """Match module false_enoent EVENTS to the workload's user-visible
+    FAILURES ("paths" entries, from user_failures()) one to one: an event
+    is the failed call's when the thread is the same (pid == tid), the
+    module judged it while the call ran (start_ns <= ns <= end_ns, both
+    CLOCK_MONOTONIC) and it fits the call (event_fits(): the lookup agrees
+    with the op, the component is in the path). A thread's calls do not
+    overlap, so an event lies in one call at most; a call holds one event
+    at most (its walk ends at the first -ENOENT): a second one is
+    module-only. Returns (matched, user_only, module_only), lists of
+    (event, failure), failures and events."""
+    by_tid = {}
+    for f in sorted(failures, key=lambda f: f["start_ns"]):
+        by_tid.setdefault(f["tid"], []).append(f)
+    starts = {tid: [f["start_ns"] for f in fs] for tid, fs in by_tid.items()}
+    taken = set()
+    matched, module_only = [], []
+    for e in sorted(events, key=lambda e: e["ns"]):
+        fs = by_tid.get(e["pid"], [])
+        i = bisect.bisect_right(starts.get(e["pid"], []), e["ns"]) - 1
+        f = fs[i] if i >= 0 else None
+        if f is not None and e["ns"] <= f["end_ns"] and id(f) not in taken and event_fits(e, f):
+            taken.add(id(f))
+            matched.append((e, f))
+        else:
+            module_only.append(e)
+    user_only = [f for f in sorted(failures, key=lambda f: f["start_ns"]) if id(f) not in taken]
+    return matched, user_only, module_only
+
+
+# The workload's walker (copier) threads' name: the threads whose false
+# ENOENTs the result lists, when the result does not give their tids.
+WALK_COMM = "dcr-walk"
+
+
+def workload_tids(res):
+    """The walkers' thread ids from the result's "tids", or None (a result
+    without them: then the walkers are known by their name)."""
+    tids = res.get("tids")
+    if isinstance(tids, list) and all(isinstance(t, int) for t in tids):
+        return set(tids)
+    return None
+
+
+def split_outside(events, tids):
+    """(the workload's events, the others'): only the walkers' failures are
+    in the result, so only their events can be matched; another process's
+    (the guest's shell, the pruner opening drop_caches) is counted as
+    outside the workload, never as module-only."""
+    mine = [e for e in events if (e["pid"] in tids if tids is not None else e["comm"] == WALK_COMM)]
+    ids = set(id(e) for e in mine)
+    return mine, [e for e in events if id(e) not in ids]
+
+
+def match_run(run):
+    """Add run["trace"], the per-event match, to a parsed run that has
+    trace events (logs.parse_log()); a run without them is left as is."""
+    if "trace_events" not in run:
+        return run
+    events, res, failures = run["trace_events"], run["result"], run["failures"]
+    mine, outside = split_outside(events, workload_tids(res))
+    m, u, mo = match_events(mine, failures)
+    run["trace"] = {"events": len(events), "lost": run["trace_lost"],
+                    "paths_listed": len(failures),
+                    "paths_dropped": res["false_enoent"] - len(failures),
+                    "matched": len(m), "user_only": u, "module_only": mo,
+                    "outside": outside,
+                    "stats_differ": len(events) != run["stats"]["false_enoent"]}
+    return run
+
+
+def read_run(path, want_module=True):
+    """One run's serial log, parsed and matched; raise InfraError."""
+    return match_run(parse_log(path, want_module))
+
