@@ -220,7 +220,7 @@ void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd)
 	key.parent = READ_ONCE(dentry->d_parent);
 	key.hash = READ_ONCE(dentry->d_name.hash);
 	key.seq = s->seq;
-	sn->killed = kill_find(&key, &sn->k);
+	sn->killed = kill_find(&key, s->sample_ns, &sn->k);
 	/*
 	 * The dentry's own name, not nd->last: that may point into a symlink
 	 * body that walk_component() released before step_into() (put_link()
@@ -264,6 +264,8 @@ void judge_verdict(struct dcrace_slot *s, long ret, u64 now)
 	 */
 	sg.late = s->stepped && early_test_kind(s->kind) != 0;
 	v = dcrace_classify(&sg);
+	if (unlikely(READ_ONCE(selftest_on)))
+		selftest_judged(s, v);
 	count_verdict(v, s->kind);
 	if (dcrace_verdict_is_race(v))
 		report_event(s, v, ret, now);
@@ -293,6 +295,8 @@ void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
 	if (!dentry)
 		return;
 	s->seq = seq;
+	/* a kill record older than this is an earlier lifetime's (kill.c) */
+	s->sample_ns = ktime_get_mono_fast_ns();
 	s->positive = !!READ_ONCE(dentry->d_inode);
 	s->dentry = dentry;
 	s->valid = true;
