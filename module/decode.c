@@ -199,11 +199,16 @@ unsigned int dcrace_exit_candidates(const u8 *text, size_t len,
  * Anything else leaves the function where no probe sees it.
  */
 enum dcrace_exits_why dcrace_exits_check(const struct dcrace_exit_site *ex,
-					 unsigned int n, bool need_step_tail)
+					 unsigned int n, bool need_step_tail,
+					 unsigned int *bad)
 {
 	unsigned int i, rets = 0, step_tails = 0;
 
 	for (i = 0; i < n; i++) {
+		*bad = i;
+		/* an int3 of the code's own is no exit; else it might be */
+		if (ex[i].unknown && ex[i].kind != DCRACE_EXIT_INT3)
+			return DCRACE_EXITS_UNKNOWN;
 		if (!ex[i].insn)
 			continue;
 		/* the bytes seen are a kprobe's: what is under them is not */
@@ -225,6 +230,7 @@ enum dcrace_exits_why dcrace_exits_check(const struct dcrace_exit_site *ex,
 			return DCRACE_EXITS_OTHER;
 		}
 	}
+	*bad = n;
 	if (!rets)
 		return DCRACE_EXITS_NO_RET;
 	if (need_step_tail && !step_tails)
@@ -242,6 +248,7 @@ const char *dcrace_exits_why_name(enum dcrace_exits_why why)
 		[DCRACE_EXITS_NO_STEP_TAIL] = "no jump to step_into (inlined?)",
 		[DCRACE_EXITS_TOO_MANY] = "too many candidate bytes",
 		[DCRACE_EXITS_PATCHED] = "code under another kprobe",
+		[DCRACE_EXITS_UNKNOWN] = "a byte that cannot be probed",
 	};
 
 	return why < ARRAY_SIZE(names) && names[why] ? names[why] : "?";

@@ -103,9 +103,10 @@ static int exit_arm_at(void *ctx, size_t at, unsigned int pops)
  * Which candidates start an instruction: the kprobe core decodes the
  * function from its start to tell (-EILSEQ if not), seeing through the
  * bytes of kprobes already there; the opcode it saves is the code's own,
- * so a different byte in @text is a probe's. Asked with disabled kprobes,
- * never armed (as func_start() does), unregistered in one batch: one RCU
- * wait. 0, or an error that says nothing about the address.
+ * so a different byte in @text is a probe's. Another error (a real int3,
+ * a static call or jump label site) leaves it unknown. Asked with
+ * disabled kprobes, never armed (as func_start() does), unregistered in
+ * one batch: one RCU wait.
  */
 static int exits_insn_starts(unsigned long start, const u8 *text,
 			     struct dcrace_exit_site *ex, unsigned int n)
@@ -120,17 +121,17 @@ static int exits_insn_starts(unsigned long start, const u8 *text,
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < n && !err; i++) {
+	for (i = 0; i < n; i++) {
 		kps[i].addr = (kprobe_opcode_t *)(start + ex[i].off);
 		kps[i].flags = KPROBE_FLAG_DISABLED;
 		err = register_kprobe(&kps[i]);
 		ex[i].insn = !err;
 		ex[i].patched = !err && kps[i].opcode != text[ex[i].off];
+		ex[i].unknown = err && err != -EILSEQ;
 		if (!err)
 			batch[nb++] = &kps[i];
-		else if (err == -EILSEQ)
-			err = 0;
 	}
+	err = 0;
 	if (nb)
 		unregister_kprobes(batch, nb);
 out:
@@ -158,7 +159,8 @@ static u8 exit_tail(unsigned long to, const char * const *ok)
 	return DCRACE_TAIL_FOREIGN;
 }
 
-#define DCRACE_EXIT_CANDS	64
+/* step_into() on the debug kernel (KASAN): 7 KiB, about 200 of them */
+#define DCRACE_EXIT_CANDS	512
 
 /*
  * Whether exit mode can use @fn, from its @text (at @start): every
@@ -169,10 +171,11 @@ static enum dcrace_exits_why exits_judge(const u8 *text, size_t size,
 					 unsigned long start, bool in_step,
 					 const char * const *ok,
 					 struct dcrace_exit_site *ex,
-					 unsigned int *n)
+					 unsigned int *n, unsigned int *bad)
 {
 	unsigned int i;
 
+	*bad = 0;
 	*n = dcrace_exit_candidates(text, size, start, ex, DCRACE_EXIT_CANDS);
 	if (*n > DCRACE_EXIT_CANDS)
 		return DCRACE_EXITS_TOO_MANY;
@@ -182,7 +185,7 @@ static enum dcrace_exits_why exits_judge(const u8 *text, size_t size,
 		if (ex[i].insn && (ex[i].kind == DCRACE_EXIT_JMP ||
 				   ex[i].kind == DCRACE_EXIT_JCC))
 			ex[i].tail = exit_tail(ex[i].to, ok);
-	return dcrace_exits_check(ex, *n, !in_step);
+	return dcrace_exits_check(ex, *n, !in_step, bad);
 }
 
 /*
@@ -197,6 +200,7 @@ static enum dcrace_exits_why exits_read(const char *fn, u8 *text,
 					unsigned int *n)
 {
 	enum dcrace_exits_why why = DCRACE_EXITS_OTHER;
+	unsigned int bad = 0;
 	int tries;
 
 	for (tries = 0; tries < 10; tries++) {
@@ -205,13 +209,14 @@ static enum dcrace_exits_why exits_read(const char *fn, u8 *text,
 		*n = 0;
 		if (copy_from_kernel_nofault(text, (void *)start, size))
 			break;
-		why = exits_judge(text, size, start, in_step, ok, ex, n);
+		why = exits_judge(text, size, start, in_step, ok, ex, n, &bad);
 		if (why != DCRACE_EXITS_PATCHED)
 			break;
 	}
 	if (why != DCRACE_EXITS_OK)
-		pr_info("dcrace: %s: %s; walk steps end at return sites\n", fn,
-			dcrace_exits_why_name(why));
+		pr_info("dcrace: %s: %s (at %pS); walk steps end at return sites\n",
+			fn, dcrace_exits_why_name(why),
+			(void *)(start + (bad < *n ? ex[bad].off : 0)));
 	return why;
 }
 

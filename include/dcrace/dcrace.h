@@ -213,7 +213,8 @@ enum dcrace_exit_kind {
 				 * memory), c2 (ret imm16): not followed
 				 */
 	DCRACE_EXIT_INT3,	/* cc: no exit, unless it is a kprobe's
-				 * int3 over one (patched)
+				 * int3 over one (patched); the code's own
+				 * (padding) is unknown to the kprobe core
 				 */
 };
 
@@ -235,6 +236,9 @@ struct dcrace_exit_site {
 	bool patched;		/* its first byte is not the code's own (a
 				 * kprobe's int3 or jump is there)
 				 */
+	bool unknown;		/* the kprobe core would not say (a real
+				 * int3, a reserved site: no probe there)
+				 */
 };
 
 /* Why exit mode cannot use a function (0: it can). */
@@ -246,14 +250,17 @@ enum dcrace_exits_why {
 	DCRACE_EXITS_NO_STEP_TAIL, /* no jump to step_into() (inlined) */
 	DCRACE_EXITS_TOO_MANY,	/* more candidates than the caller holds */
 	DCRACE_EXITS_PATCHED,	/* a probe's bytes hide the code */
+	DCRACE_EXITS_UNKNOWN,	/* a candidate no probe can be put on */
 };
 
 unsigned int dcrace_exit_candidates(const u8 *text, size_t len,
 				    unsigned long base,
 				    struct dcrace_exit_site *out,
 				    unsigned int max);
+/* *@bad: the site that decided a refusal, else @n */
 enum dcrace_exits_why dcrace_exits_check(const struct dcrace_exit_site *ex,
-					 unsigned int n, bool need_step_tail);
+					 unsigned int n, bool need_step_tail,
+					 unsigned int *bad);
 const char *dcrace_exits_why_name(enum dcrace_exits_why why);
 /*
  * Probe the ret at @ret of @text: @arm(@ctx, offset, pops) on each of its
