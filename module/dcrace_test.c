@@ -197,6 +197,9 @@ static void oracle_kill_lifetime(struct kunit *test)
 						    sample));
 	KUNIT_EXPECT_TRUE(test, dcrace_kill_matches(&rec, sample + 20000,
 						    &want, sample));
+	/* a sample that saw d_seq changed already: no bound */
+	KUNIT_EXPECT_TRUE(test, dcrace_kill_matches(&rec, sample - 50000,
+						    &want, 0));
 	/* late, but another key */
 	want.seq = 4;
 	KUNIT_EXPECT_FALSE(test, dcrace_kill_matches(&rec, sample + 20000,

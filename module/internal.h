@@ -168,7 +168,7 @@ struct dcrace_slot {
 	unsigned long ret_site;	/* where walk_component returns (fast) */
 	unsigned long ret_sp;	/* the stack pointer there (fast) */
 	struct dentry *dentry;	/* see the lifetime rule in step.c */
-	u64 sample_ns;		/* when seq was sampled */
+	u64 sample_ns;		/* kill records older are another lifetime's */
 	unsigned int seq;
 	bool valid;
 	bool positive;

@@ -9,10 +9,11 @@
  * value at the kill's entry, which equals the walker's sample exactly when
  * this kill is the one that invalidated it (d_seq values are small, mostly
  * 0 or 2: address and d_seq alone could match an earlier dentry at the
- * same address), and only if it was made after the walker's sample: a
- * pruned name looked up again can get the same address, parent, hash and
- * d_seq, and the earlier lifetime's record must not answer for it. No
- * upper bound (a preempted walker can sit in its window for milliseconds).
+ * same address), and only if it was made after the walker's sample (when
+ * the sample saw d_seq unchanged): a pruned name looked up again can get
+ * the same address, parent, hash and d_seq, and the earlier lifetime's
+ * record must not answer for it. No upper bound (a preempted walker can
+ * sit in its window for milliseconds).
  */
 #include <linux/bitops.h>
 #include <linux/hash.h>

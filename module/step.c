@@ -295,9 +295,17 @@ void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
 	if (!dentry)
 		return;
 	s->seq = seq;
-	/* a kill record older than this is an earlier lifetime's (kill.c) */
-	s->sample_ns = ktime_get_mono_fast_ns();
 	s->positive = !!READ_ONCE(dentry->d_inode);
+	/*
+	 * d_seq still the sampled value after that read: no kill of this
+	 * dentry had reached __d_drop() (which comes before the inode goes),
+	 * so positive is exact, and a kill record made before now is an
+	 * earlier lifetime's (kill.c). Else the kill may have come between
+	 * __d_lookup_rcu()'s read and this probe: no bound (0).
+	 */
+	smp_rmb();
+	s->sample_ns = raw_read_seqcount(&dentry->d_seq) == seq ?
+		       ktime_get_mono_fast_ns() : 0;
 	s->dentry = dentry;
 	s->valid = true;
 	if (unlikely(READ_ONCE(selftest_on)))

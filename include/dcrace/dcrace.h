@@ -134,7 +134,8 @@ static inline bool dcrace_kill_key_eq(const struct dcrace_kill_key *a,
  * recycled address (a pruned name looked up again can get the same
  * address, parent, hash and d_seq): an earlier lifetime was killed before
  * the sample (its dentry was freed a grace period before this one
- * existed); the kill that invalidated the sample came after it.
+ * existed); the kill that invalidated the sample came after it, when the
+ * sample saw d_seq unchanged (else the walker passes 0: no bound).
  */
 static inline bool dcrace_kill_matches(const struct dcrace_kill_key *rec,
 				       u64 rec_ns,
