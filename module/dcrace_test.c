@@ -176,6 +176,37 @@ static void oracle_kill_key(struct kunit *test)
 }
 
 /*
+ * A pruned name looked up again can get its dentry at the same address,
+ * with the same parent, name hash and d_seq: the earlier lifetime's kill
+ * record, made before the walker's sample, must not name the killer (nor
+ * say the dentry was positive); the kill after the sample does.
+ */
+static void oracle_kill_lifetime(struct kunit *test)
+{
+	static int d, p;
+	struct dcrace_kill_key rec = { &d, &p, 2, 0x1234 }, want = rec;
+	u64 sample = 1000000;
+
+	/* the earlier lifetime, killed before this one was sampled */
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_matches(&rec, sample - 50000,
+						     &want, sample));
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_matches(&rec, sample - 1,
+						     &want, sample));
+	/* the kill that invalidated the sample: at it or after */
+	KUNIT_EXPECT_TRUE(test, dcrace_kill_matches(&rec, sample, &want,
+						    sample));
+	KUNIT_EXPECT_TRUE(test, dcrace_kill_matches(&rec, sample + 20000,
+						    &want, sample));
+	/* a sample that saw d_seq changed already: no bound */
+	KUNIT_EXPECT_TRUE(test, dcrace_kill_matches(&rec, sample - 50000,
+						    &want, 0));
+	/* late, but another key */
+	want.seq = 4;
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_matches(&rec, sample + 20000,
+						     &want, sample));
+}
+
+/*
  * mount-refetch: __follow_mount_rcu() re-sampled nd->next_seq after the
  * prune, so step_into()'s own check passed and its NULL test returned
  * -ENOENT. "d_seq changed" is against dcrace's own sample (taken after
@@ -217,6 +248,7 @@ static struct kunit_case oracle_cases[] = {
 	KUNIT_CASE(oracle_learns_early_test),
 	KUNIT_CASE(oracle_parent_filter),
 	KUNIT_CASE(oracle_kill_key),
+	KUNIT_CASE(oracle_kill_lifetime),
 	KUNIT_CASE(oracle_step_returns),
 	KUNIT_CASE(oracle_own_sample),
 	KUNIT_CASE(oracle_results_judged),

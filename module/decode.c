@@ -143,20 +143,130 @@ unsigned int dcrace_exit_points(const u8 *text, size_t len, size_t ret,
 	return n;
 }
 
-unsigned int dcrace_jumps_out(const u8 *text, size_t len, unsigned long base,
-			      unsigned long *to, unsigned int max)
+/* ---- every way out of a function ---------------------------------------- */
+
+/* ff /4 or /5 (jmp through a register or memory), after a prefix or not. */
+static bool indirect_jmp_at(const u8 *t, size_t len, size_t i)
+{
+	unsigned int reg;
+
+	if (i + 1 < len && ((t[i] >= 0x40 && t[i] <= 0x4f) || t[i] == 0x2e ||
+			    t[i] == 0x3e))
+		i++;
+	if (i + 1 >= len || t[i] != 0xff)
+		return false;
+	reg = (t[i + 1] >> 3) & 7;
+	return reg == 4 || reg == 5;
+}
+
+unsigned int dcrace_exit_candidates(const u8 *text, size_t len,
+				    unsigned long base,
+				    struct dcrace_exit_site *out,
+				    unsigned int max)
 {
 	unsigned int n = 0;
 	size_t i;
-	long t;
+	long to;
 
 	for (i = 0; i < len; i++) {
-		if (text[i] != 0xe9 || !jump_at(text, len, i, &t) ||
-		    (t >= 0 && t < (long)len))
+		struct dcrace_exit_site e = { .off = i };
+
+		if (text[i] == 0xc3) {
+			e.kind = DCRACE_EXIT_RET;
+		} else if (text[i] == 0xcc) {
+			e.kind = DCRACE_EXIT_INT3;
+		} else if (text[i] == 0xc2 || indirect_jmp_at(text, len, i)) {
+			e.kind = DCRACE_EXIT_OTHER;
+		} else if (jump_at(text, len, i, &to) &&
+			   (to < 0 || to >= (long)len)) {
+			e.kind = text[i] == 0xe9 || text[i] == 0xeb ?
+				 DCRACE_EXIT_JMP : DCRACE_EXIT_JCC;
+			e.to = base + to;
+		} else {
 			continue;
+		}
 		if (n < max)
-			to[n] = base + t;
+			out[n] = e;
 		n++;
 	}
 	return n;
+}
+
+/*
+ * Only what starts an instruction counts (a c3 or an e9 inside another
+ * instruction is no exit): a ret, to be probed; a jump, conditional or
+ * not, to step_into() or another allowed function's start, a tail call.
+ * Anything else leaves the function where no probe sees it.
+ */
+enum dcrace_exits_why dcrace_exits_check(const struct dcrace_exit_site *ex,
+					 unsigned int n, bool need_step_tail,
+					 unsigned int *bad)
+{
+	unsigned int i, rets = 0, step_tails = 0;
+
+	for (i = 0; i < n; i++) {
+		*bad = i;
+		/* an int3 of the code's own is no exit; else it might be */
+		if (ex[i].unknown && ex[i].kind != DCRACE_EXIT_INT3)
+			return DCRACE_EXITS_UNKNOWN;
+		if (!ex[i].insn)
+			continue;
+		/* the bytes seen are a kprobe's: what is under them is not */
+		if (ex[i].patched)
+			return DCRACE_EXITS_PATCHED;
+		switch (ex[i].kind) {
+		case DCRACE_EXIT_RET:
+			rets++;
+			break;
+		case DCRACE_EXIT_JMP:
+		case DCRACE_EXIT_JCC:
+			if (ex[i].tail == DCRACE_TAIL_FOREIGN)
+				return DCRACE_EXITS_FOREIGN;
+			step_tails += ex[i].tail == DCRACE_TAIL_STEP;
+			break;
+		case DCRACE_EXIT_INT3:
+			break;
+		default:
+			return DCRACE_EXITS_OTHER;
+		}
+	}
+	*bad = n;
+	if (!rets)
+		return DCRACE_EXITS_NO_RET;
+	if (need_step_tail && !step_tails)
+		return DCRACE_EXITS_NO_STEP_TAIL;
+	return DCRACE_EXITS_OK;
+}
+
+const char *dcrace_exits_why_name(enum dcrace_exits_why why)
+{
+	static const char * const names[] = {
+		[DCRACE_EXITS_OK] = "every exit probed",
+		[DCRACE_EXITS_OTHER] = "an indirect jump or ret imm16",
+		[DCRACE_EXITS_FOREIGN] = "a jump out to no allowed function (a .cold part?)",
+		[DCRACE_EXITS_NO_RET] = "no ret",
+		[DCRACE_EXITS_NO_STEP_TAIL] = "no jump to step_into (inlined?)",
+		[DCRACE_EXITS_TOO_MANY] = "too many candidate bytes",
+		[DCRACE_EXITS_PATCHED] = "code under another kprobe",
+		[DCRACE_EXITS_UNKNOWN] = "a byte that cannot be probed",
+	};
+
+	return why < ARRAY_SIZE(names) && names[why] ? names[why] : "?";
+}
+
+int dcrace_exit_arm(const u8 *text, size_t len, size_t ret,
+		    int (*arm)(void *ctx, size_t at, unsigned int pops),
+		    void *ctx)
+{
+	size_t at[DCRACE_EPILOGUE_MAX + 1];
+	unsigned int pops[DCRACE_EPILOGUE_MAX + 1], n, i;
+	int err = -ENOENT;
+
+	n = dcrace_exit_points(text, len, ret, at, pops, ARRAY_SIZE(at));
+	for (i = 0; i < n; i++) {
+		err = arm(ctx, at[i], pops[i]);
+		if (err != -EILSEQ)
+			return err;
+	}
+	return err;
 }

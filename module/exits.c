@@ -14,12 +14,19 @@
  * exception-table entry. An end in step_into() also says that the step
  * reached it, so step_into() needs no entry probe.
  *
- * Used when both functions' code is as expected: no call of step_into()
- * in walk_component(), no tail call out of them other than to step_into()
- * and handle_dots() (whose ".." steps are not tracked), at least one ret
- * each. Else (and with late_sites=1, or without the step_into probe) the
- * return sites and the step_into entry probe are used.
+ * Every exit or none: used only when each function's every way out is
+ * seen. Candidates (c3, jumps out of the text, conditional ones too,
+ * indirect jumps) are found in the bytes and kept only where the kprobe
+ * core says an instruction starts; then every ret must get its probe, and
+ * every jump out must be a tail call to step_into() or handle_dots()
+ * (whose ".." steps are not tracked) from walk_component(), to nothing
+ * from step_into() (a .cold part or an indirect jump is not followed);
+ * walk_component() must tail-jump to step_into() at least once (inlined,
+ * no step would be seen reaching it), and not call it. Else (and with
+ * late_sites=1, or without the step_into probe) the return sites and the
+ * step_into entry probe are used.
  */
+#include <linux/delay.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -62,97 +69,197 @@ static int exit_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
-/* A probe for the ret at @ret of @fn's text (@text, at @start). */
-static int exit_arm_ret(const u8 *text, size_t size, unsigned long start,
-			size_t ret, bool in_step)
+/* Where exits_of() arms: the function's start, and whose rets they are. */
+struct dcrace_exit_ctx {
+	unsigned long start;
+	bool in_step;
+};
+
+/* dcrace_exit_arm()'s callback: a probe @at bytes in, @pops words deep. */
+static int exit_arm_at(void *ctx, size_t at, unsigned int pops)
 {
-	size_t at[DCRACE_EPILOGUE_MAX + 1];
-	unsigned int pops[DCRACE_EPILOGUE_MAX + 1], n, i;
+	const struct dcrace_exit_ctx *c = ctx;
 	struct dcrace_exit *e;
 	int err;
 
-	n = dcrace_exit_points(text, size, ret, at, pops, ARRAY_SIZE(at));
-	for (i = 0; i < n; i++) {
-		if (nr_exits == DCRACE_EXITS)
-			return -ENOSPC;
-		e = &exits[nr_exits];
-		memset(e, 0, sizeof(*e));
-		e->kp.addr = (kprobe_opcode_t *)(start + at[i]);
-		e->kp.pre_handler = exit_pre;
-		err = register_kprobe(&e->kp);
-		/* not an instruction's start: try the next pop, or no ret */
-		if (err == -EILSEQ)
-			continue;
-		if (err)
-			return err;
-		e->pops = pops[i];
-		e->in_step = in_step;
-		sprint_symbol(e->name, start + at[i]);
-		nr_exits++;
-		return 0;
-	}
+	if (nr_exits == DCRACE_EXITS)
+		return -ENOSPC;
+	e = &exits[nr_exits];
+	memset(e, 0, sizeof(*e));
+	e->kp.addr = (kprobe_opcode_t *)(c->start + at);
+	e->kp.pre_handler = exit_pre;
+	/* set before it can run */
+	e->pops = pops;
+	e->in_step = c->in_step;
+	err = register_kprobe(&e->kp);
+	if (err)
+		return err;
+	sprint_symbol(e->name, c->start + at);
+	nr_exits++;
 	return 0;
 }
 
-/* Is every tail call of @text (at @start) one to a function in @ok? */
-static bool tails_ok(const u8 *text, size_t size, unsigned long start,
-		     const char * const *ok)
+/*
+ * Which candidates start an instruction: the kprobe core decodes the
+ * function from its start to tell (-EILSEQ if not), seeing through the
+ * bytes of kprobes already there; the opcode it saves is the code's own,
+ * so a different byte in @text is a probe's. Another error (a real int3,
+ * a static call or jump label site) leaves it unknown. Asked with
+ * disabled kprobes, never armed (as func_start() does), unregistered in
+ * one batch: one RCU wait.
+ */
+static int exits_insn_starts(unsigned long start, const u8 *text,
+			     struct dcrace_exit_site *ex, unsigned int n)
 {
-	unsigned long to[16];
-	char sym[KSYM_SYMBOL_LEN];
-	unsigned int n, i, j;
-	size_t l;
+	struct kprobe *kps, **batch;
+	unsigned int i, nb = 0;
+	int err = 0;
 
-	n = dcrace_jumps_out(text, size, start, to, ARRAY_SIZE(to));
-	if (n > ARRAY_SIZE(to))
-		return false;
-	for (i = 0; i < n; i++) {
-		sprint_symbol(sym, to[i]);
-		/* a jump into another function's middle is no tail call */
-		if (!strstr(sym, "+0x0/"))
-			continue;
-		for (j = 0; ok[j]; j++) {
-			l = strlen(ok[j]);
-			if (!strncmp(sym, ok[j], l) && sym[l] == '+')
-				break;
-		}
-		if (!ok[j])
-			return false;
+	kps = kcalloc(n, sizeof(*kps), GFP_KERNEL);
+	batch = kcalloc(n, sizeof(*batch), GFP_KERNEL);
+	if (!kps || !batch) {
+		err = -ENOMEM;
+		goto out;
 	}
-	return true;
+	for (i = 0; i < n; i++) {
+		kps[i].addr = (kprobe_opcode_t *)(start + ex[i].off);
+		kps[i].flags = KPROBE_FLAG_DISABLED;
+		err = register_kprobe(&kps[i]);
+		ex[i].insn = !err;
+		ex[i].patched = !err && kps[i].opcode != text[ex[i].off];
+		ex[i].unknown = err && err != -EILSEQ;
+		if (!err)
+			batch[nb++] = &kps[i];
+	}
+	err = 0;
+	if (nb)
+		unregister_kprobes(batch, nb);
+out:
+	kfree(batch);
+	kfree(kps);
+	return err;
 }
 
-/* Arm a probe at every ret of @fn; 0 if there is at least one. */
+/* A jump's target: step_into(), an allowed function's start, or not. */
+static u8 exit_tail(unsigned long to, const char * const *ok)
+{
+	char sym[KSYM_SYMBOL_LEN];
+	size_t l;
+	int j;
+
+	sprint_symbol(sym, to);
+	if (!strstr(sym, "+0x0/"))
+		return DCRACE_TAIL_FOREIGN;
+	for (j = 0; ok[j]; j++) {
+		l = strlen(ok[j]);
+		if (!strncmp(sym, ok[j], l) && sym[l] == '+')
+			return strcmp(ok[j], "step_into") ? DCRACE_TAIL_OK :
+							    DCRACE_TAIL_STEP;
+	}
+	return DCRACE_TAIL_FOREIGN;
+}
+
+/* step_into() on the debug kernel (KASAN): 7 KiB, about 200 of them */
+#define DCRACE_EXIT_CANDS	512
+
+/*
+ * Whether exit mode can use @fn, from its @text (at @start): every
+ * instruction that leaves it is a ret or a tail call to a function in
+ * @ok; without @in_step (walk_component) one of them to step_into().
+ */
+static enum dcrace_exits_why exits_judge(const u8 *text, size_t size,
+					 unsigned long start, bool in_step,
+					 const char * const *ok,
+					 struct dcrace_exit_site *ex,
+					 unsigned int *n, unsigned int *bad)
+{
+	unsigned int i;
+
+	*bad = 0;
+	*n = dcrace_exit_candidates(text, size, start, ex, DCRACE_EXIT_CANDS);
+	if (*n > DCRACE_EXIT_CANDS)
+		return DCRACE_EXITS_TOO_MANY;
+	if (exits_insn_starts(start, text, ex, *n))
+		return DCRACE_EXITS_OTHER;
+	for (i = 0; i < *n; i++)
+		if (ex[i].insn && (ex[i].kind == DCRACE_EXIT_JMP ||
+				   ex[i].kind == DCRACE_EXIT_JCC))
+			ex[i].tail = exit_tail(ex[i].to, ok);
+	return dcrace_exits_check(ex, *n, !in_step, bad);
+}
+
+/*
+ * @fn's text and its judgement. Kprobes of an earlier load may still
+ * cover it (the kprobe optimizer removes its jumps a few jiffies after
+ * they are unregistered): wait for them, a while.
+ */
+static enum dcrace_exits_why exits_read(const char *fn, u8 *text,
+					size_t size, unsigned long start,
+					bool in_step, const char * const *ok,
+					struct dcrace_exit_site *ex,
+					unsigned int *n)
+{
+	enum dcrace_exits_why why = DCRACE_EXITS_OTHER;
+	unsigned int bad = 0;
+	int tries;
+
+	for (tries = 0; tries < 10; tries++) {
+		if (tries)
+			msleep(20);
+		*n = 0;
+		if (copy_from_kernel_nofault(text, (void *)start, size))
+			break;
+		why = exits_judge(text, size, start, in_step, ok, ex, n, &bad);
+		if (why != DCRACE_EXITS_PATCHED)
+			break;
+	}
+	if (why != DCRACE_EXITS_OK)
+		pr_info("dcrace: %s: %s (at %pS); walk steps end at return sites\n",
+			fn, dcrace_exits_why_name(why),
+			(void *)(start + (bad < *n ? ex[bad].off : 0)));
+	return why;
+}
+
+/* Arm a probe at every ret of @fn, or fail (exits_arm() disarms). */
 static int exits_of(const char *fn, bool in_step, const char * const *ok)
 {
-	unsigned long start, size;
-	unsigned int before = nr_exits;
-	int err = -EOPNOTSUPP;
-	size_t i;
+	struct dcrace_exit_ctx ctx = { .in_step = in_step };
+	struct dcrace_exit_site *ex = NULL;
+	unsigned long size;
+	unsigned int n, i;
+	int err = -ENOMEM;
 	u8 *text;
 
-	start = func_start(fn, &size);
-	if (!start || size > DCRACE_TEXT_MAX)
+	ctx.start = func_start(fn, &size);
+	if (!ctx.start || size > DCRACE_TEXT_MAX)
 		return -ENOENT;
 	text = kmalloc(size, GFP_KERNEL);
-	if (!text)
-		return -ENOMEM;
-	if (copy_from_kernel_nofault(text, (void *)start, size) ||
-	    !tails_ok(text, size, start, ok))
+	ex = kcalloc(DCRACE_EXIT_CANDS, sizeof(*ex), GFP_KERNEL);
+	if (!text || !ex)
 		goto out;
-	for (i = 0, err = 0; i < size && !err; i++)
-		if (text[i] == 0xc3)
-			err = exit_arm_ret(text, size, start, i, in_step);
-	if (!err && nr_exits == before)
-		err = -ENOENT;
+	err = -EOPNOTSUPP;
+	if (exits_read(fn, text, size, ctx.start, in_step, ok, ex, &n))
+		goto out;
+	/* every ret that starts an instruction, or none */
+	for (i = 0, err = 0; i < n && !err; i++) {
+		if (!ex[i].insn || ex[i].kind != DCRACE_EXIT_RET)
+			continue;
+		err = dcrace_exit_arm(text, size, ex[i].off, exit_arm_at, &ctx);
+		if (err)
+			pr_info("dcrace: cannot probe the ret at %pS: %d; walk steps end at return sites\n",
+				(void *)(ctx.start + ex[i].off), err);
+	}
 out:
+	kfree(ex);
 	kfree(text);
 	return err;
 }
 
 /*
- * At load, after the walk_component probe: arm the exits, or nothing (the
- * caller then arms the step_into entry probe and return sites are used).
+ * At load, before the walk probes (their kprobes would cover the code
+ * read here, and no walk may learn a return site before the choice): arm
+ * the exits, or nothing (the caller then arms the step_into entry probe
+ * and return sites are used).
  */
 int exits_arm(void)
 {
@@ -163,7 +270,7 @@ int exits_arm(void)
 	int err;
 
 	/* a kretprobe on walk_component (fast=0) sees the returns itself */
-	if (!fast || late_sites || (probes[P_WALK].sym && !probes[P_WALK].fast) ||
+	if (!fast || late_sites ||
 	    call_sites_after("walk_component", "step_into", &after, 1))
 		return -EOPNOTSUPP;
 	err = exits_of("walk_component", false, wc_tails);
@@ -199,6 +306,7 @@ void exits_disarm(void)
 	if (n)
 		unregister_kprobes(kps, n);
 	exits_clear();
+	probes[P_STEP].sym = NULL;
 }
 
 /* After disarm_all(): forget them. */

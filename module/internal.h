@@ -123,7 +123,8 @@ int knob_set(struct dcrace_knob *k, const char *buf);
 /* ---- load-time parameters (main.c) ------------------------------------- */
 
 extern struct dcrace_knob early_test;
-extern bool stack_claim, fast, extra_probes, late_sites, selftest_break;
+extern bool stack_claim, fast, extra_probes, late_sites, skip_open_return;
+extern unsigned int selftest_break;
 extern unsigned int skip_probes;
 
 /* ---- the pruner's record (kill.c) -------------------------------------- */
@@ -167,6 +168,7 @@ struct dcrace_slot {
 	unsigned long ret_site;	/* where walk_component returns (fast) */
 	unsigned long ret_sp;	/* the stack pointer there (fast) */
 	struct dentry *dentry;	/* see the lifetime rule in step.c */
+	u64 sample_ns;		/* kill records older are another lifetime's */
 	unsigned int seq;
 	bool valid;
 	bool positive;
@@ -207,7 +209,8 @@ struct dcrace_rcu_data {
 	unsigned int *seqp;
 };
 
-bool kill_find(const struct dcrace_kill_key *key, struct dcrace_kill *out);
+bool kill_find(const struct dcrace_kill_key *key, u64 since,
+	       struct dcrace_kill *out);
 void kill_reset(void);
 
 /* ---- injection (inject.c) ---------------------------------------------- */
@@ -238,6 +241,7 @@ extern bool stack_mode;
 
 bool site_ready(unsigned long ra);
 void sites_warm_up(void);
+void sites_open(void);
 void sites_close(void);
 void sites_sync(void);
 void warm_up_walks(void);
@@ -344,9 +348,10 @@ void report_event(const struct dcrace_slot *s, enum dcrace_verdict v,
 extern bool selftest_on;
 
 void selftest_step_opened(void);
-void selftest_sample(const struct dcrace_slot *s, struct dentry *dentry,
+void selftest_sample(struct dcrace_slot *s, struct dentry *dentry,
 		     unsigned int seq);
 void selftest_step_closed(const struct dcrace_slot *s);
+void selftest_judged(const struct dcrace_slot *s, enum dcrace_verdict v);
 int selftest_verdict(void);
 
 /* ---- debugfs (debugfs.c) ----------------------------------------------- */

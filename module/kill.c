@@ -9,8 +9,11 @@
  * value at the kill's entry, which equals the walker's sample exactly when
  * this kill is the one that invalidated it (d_seq values are small, mostly
  * 0 or 2: address and d_seq alone could match an earlier dentry at the
- * same address); time is not used (a preempted walker can sit in its
- * window for milliseconds).
+ * same address), and only if it was made after the walker's sample (when
+ * the sample saw d_seq unchanged): a pruned name looked up again can get
+ * the same address, parent, hash and d_seq, and the earlier lifetime's
+ * record must not answer for it. No upper bound (a preempted walker can
+ * sit in its window for milliseconds).
  */
 #include <linux/bitops.h>
 #include <linux/hash.h>
@@ -43,7 +46,13 @@ static struct dcrace_kill_set *kill_set(const void *dentry)
 	return &kills[hash_ptr(dentry, DCRACE_KILL_BITS)];
 }
 
-bool kill_find(const struct dcrace_kill_key *key, struct dcrace_kill *out)
+/*
+ * The record of the kill that invalidated a walker's sample @key, taken
+ * at @since: one made before it is an earlier lifetime's at the same
+ * address (dcrace_kill_matches()).
+ */
+bool kill_find(const struct dcrace_kill_key *key, u64 since,
+	       struct dcrace_kill *out)
 {
 	struct dcrace_kill_set *set = kill_set(key->dentry);
 	bool found = false;
@@ -55,7 +64,8 @@ bool kill_find(const struct dcrace_kill_key *key, struct dcrace_kill *out)
 		return false;
 	}
 	for (w = 0; w < DCRACE_KILL_WAYS; w++) {
-		if (dcrace_kill_key_eq(&set->way[w].key, key)) {
+		if (dcrace_kill_matches(&set->way[w].key,
+					set->way[w].time_ns, key, since)) {
 			*out = set->way[w];
 			found = true;
 			break;

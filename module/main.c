@@ -42,9 +42,13 @@ bool late_sites;
 module_param(late_sites, bool, 0444);
 MODULE_PARM_DESC(late_sites, "test: no warm-up, return sites armed late under load, no self-check (default 0)");
 
-bool selftest_break;
-module_param(selftest_break, bool, 0444);
-MODULE_PARM_DESC(selftest_break, "test: the load's self-check reads the nameidata mirror one word off, so insmod fails (default 0)");
+unsigned int selftest_break;
+module_param(selftest_break, uint, 0444);
+MODULE_PARM_DESC(selftest_break, "test: 1 the load's self-check reads the nameidata mirror one word off, 2 the d_seq samples are 2 off, so insmod fails (default 0)");
+
+bool skip_open_return;
+module_param(skip_open_return, bool, 0444);
+MODULE_PARM_DESC(skip_open_return, "test: leave the first of path_openat()'s return sites unprobed, so open() is not judged (default 0)");
 
 unsigned int skip_probes;
 module_param(skip_probes, uint, 0444);

@@ -13,15 +13,17 @@
  * an optimized kprobe: on its call instructions, int3 traps since a call
  * cannot be moved into a jump's detour buffer, an open() paid more than
  * what the entry costs a stat(): a successful walk has left RCU mode by
- * then, and the handler returns at once): while LOOKUP_RCU is still set
+ * then, and the handler only releases the slot): while LOOKUP_RCU is set
  * there, the RCU section in which the dentry was found is still open and
  * judge_snapshot() reads the dentry. The step's result is known only at
  * path_openat()'s return (its ERR_PTR), after terminate_walk() left RCU:
  * kprobes on the instructions after each call of path_openat()
  * (do_filp_open(), do_file_open_root()), armed at load, judge the snapshot
- * there (judge_verdict(), no dentry read). Any other caller of
- * lookup_fast() seen at the rcu_lookup site is
- * counted (other_lookups) and listed in "probes".
+ * there (judge_verdict(), no dentry read). Every one of them, or open() is
+ * not judged at all (a step whose return is not probed would never be).
+ * terminate_walk() releases whatever else the task's slot holds. Any other
+ * caller of lookup_fast() seen at the rcu_lookup site is counted
+ * (other_lookups) and listed in "probes".
  */
 #include <linux/err.h>
 #include <linux/fs.h>
@@ -36,7 +38,6 @@ static DEFINE_PER_CPU(u64 [DCRACE_OPEN_LOOKUPS], open_lookup_hits);
 
 struct dcrace_open_site {
 	struct kprobe kp;
-	bool armed;
 	char name[KSYM_SYMBOL_LEN];
 };
 
@@ -47,10 +48,12 @@ static unsigned int nr_open_sites;
 static unsigned long other_callers[DCRACE_OTHER_CALLERS];
 static atomic64_t other_hits[DCRACE_OTHER_CALLERS];
 
+/* Every piece armed: path_openat()'s every return, terminate_walk(). */
+static bool open_on;
+
 bool open_covered(void)
 {
-	return nr_open_lookups && nr_open_sites && probes[P_TERM].sym &&
-	       READ_ONCE(k_lookup) >= 0;
+	return READ_ONCE(open_on) && READ_ONCE(k_lookup) >= 0;
 }
 
 /*
@@ -69,7 +72,7 @@ void lookup_other(struct pt_regs *regs, struct dentry *dentry)
 	for (i = 0; i < nr_open_lookups; i++) {
 		if (caller != open_lookup_rets[i])
 			continue;
-		if (!nr_open_sites || !probes[P_TERM].sym)
+		if (!READ_ONCE(open_on))
 			return;
 		this_cpu_inc(open_lookup_hits[i]);
 		step_open_sampled(0, 0, LK_OPEN, dentry);
@@ -92,9 +95,14 @@ void lookup_other(struct pt_regs *regs, struct dentry *dentry)
 }
 
 /*
- * terminate_walk(nd), at its entry: the end of open()'s last step. In RCU mode,
- * snapshot it (the dentry is read here, in its RCU section); a NULL inode
- * waits for path_openat()'s return, where the result is known.
+ * terminate_walk(nd), at its entry: the end of the walk. The step of
+ * open()'s last component, still in RCU mode (the section in which its
+ * dentry was found), is snapshot here; a NULL inode waits for
+ * path_openat()'s return, where the result is known. Whatever else the
+ * task's slot holds is released: a walk that left RCU mode (every
+ * successful one, after complete_walk()) has nothing to read, and a slot
+ * left over from an earlier walk must never be judged here (its dentry
+ * may be long freed; the nameidata's address repeats).
  */
 int term_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -103,23 +111,18 @@ int term_pre(struct kprobe *p, struct pt_regs *regs)
 	struct dcrace_slot *s;
 
 	hit(P_TERM);
-	/*
-	 * Out of RCU mode (every successful walk, after complete_walk()):
-	 * nothing to read; path_openat()'s return frees an open() slot.
-	 */
-	if (!(READ_ONCE(nd->flags) & LOOKUP_RCU) &&
-	    likely(!READ_ONCE(selftest_on)))
-		return 0;
 	s = slot_find(current);
-	if (!s || s->kind != LK_OPEN)
+	if (!s)
 		return 0;
-	if (unlikely(READ_ONCE(selftest_on)))
-		selftest_step_closed(s);
-	if (s->valid && s->nd == nd && !s->snapped &&
-	    (READ_ONCE(nd->flags) & LOOKUP_RCU)) {
-		judge_snapshot(s, nd);
-		if (slot_snap(s)->inode_null)
-			return 0;
+	if (s->kind == LK_OPEN) {
+		if (unlikely(READ_ONCE(selftest_on)))
+			selftest_step_closed(s);
+		if (s->valid && s->nd == nd && !s->snapped &&
+		    (READ_ONCE(nd->flags) & LOOKUP_RCU)) {
+			judge_snapshot(s, nd);
+			if (slot_snap(s)->inode_null)
+				return 0;
+		}
 	}
 	slot_release(s);
 	return 0;
@@ -144,7 +147,7 @@ static int open_ret_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
-static void open_site_arm(unsigned long addr)
+static int open_site_arm(unsigned long addr)
 {
 	struct dcrace_open_site *st = &open_sites[nr_open_sites];
 	int err;
@@ -153,14 +156,62 @@ static void open_site_arm(unsigned long addr)
 	st->kp.addr = (kprobe_opcode_t *)addr;
 	st->kp.pre_handler = open_ret_pre;
 	sprint_symbol(st->name, addr);
-	err = register_kprobe(&st->kp);
+	/* skip_open_return=1 (tests): the first site is not probed */
+	err = skip_open_return && !nr_open_sites ? -ECANCELED :
+						   register_kprobe(&st->kp);
 	if (err) {
-		pr_warn("dcrace: cannot probe path_openat's return to %s: %d\n",
-			st->name, err);
-		return;
+		pr_warn("dcrace: open()'s last component is not judged: path_openat's return to %s not probed (%d%s)\n",
+			st->name, err, err == -ECANCELED ? ", skip_open_return" : "");
+		return err;
 	}
-	st->armed = true;
 	nr_open_sites++;
+	return 0;
+}
+
+/*
+ * A probe after every call of path_openat() in its callers, or none: an
+ * open() returning where no probe is would leave its step unjudged.
+ */
+static int open_sites_arm(void)
+{
+	static const char * const callers[] = {
+		"do_filp_open", "do_file_open_root",
+	};
+	unsigned long after[DCRACE_OPEN_SITES];
+	unsigned int i, j, n, room;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(callers); i++) {
+		room = DCRACE_OPEN_SITES - nr_open_sites;
+		n = call_sites_after(callers[i], "path_openat", after, room);
+		if (!n || n > room) {
+			pr_warn("dcrace: open()'s last component is not judged: %u calls of path_openat in %s (room for %u)\n",
+				n, callers[i], room);
+			return -ENOENT;
+		}
+		for (j = 0; j < n; j++) {
+			err = open_site_arm(after[j]);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* Unregister what open_arm() armed (it found a piece missing). */
+static void open_disarm(void)
+{
+	struct kprobe *kps[DCRACE_OPEN_SITES + 1];
+	int n = 0;
+
+	open_kprobes(kps, &n);
+	if (probes[P_TERM].sym)
+		kps[n++] = probes[P_TERM].kp;
+	if (n)
+		unregister_kprobes(kps, n);
+	probes[P_TERM].sym = NULL;
+	memset(open_sites, 0, sizeof(open_sites));
+	nr_open_sites = 0;
 }
 
 /*
@@ -189,12 +240,6 @@ static void open_lookups_find(void)
 
 int open_arm(void)
 {
-	static const char * const callers[] = {
-		"do_filp_open", "do_file_open_root",
-	};
-	unsigned long after[DCRACE_OPEN_SITES];
-	unsigned int i, j, n;
-
 	if (!probes[P_RCU].fast)
 		return 0;
 	open_lookups_find();
@@ -206,12 +251,11 @@ int open_arm(void)
 		pr_warn("dcrace: probe terminate_walk missing; open()'s last component is not judged\n");
 		return 0;
 	}
-	for (i = 0; i < ARRAY_SIZE(callers); i++) {
-		n = call_sites_after(callers[i], "path_openat", after,
-				     DCRACE_OPEN_SITES - nr_open_sites);
-		for (j = 0; j < n && nr_open_sites < DCRACE_OPEN_SITES; j++)
-			open_site_arm(after[j]);
+	if (open_sites_arm()) {
+		open_disarm();
+		return 0;
 	}
+	WRITE_ONCE(open_on, true);
 	return 0;
 }
 
@@ -239,6 +283,7 @@ void open_reset(void)
 /* After disarm_all(): forget everything. */
 void open_clear(void)
 {
+	WRITE_ONCE(open_on, false);
 	memset(open_sites, 0, sizeof(open_sites));
 	nr_open_sites = 0;
 	memset(open_lookup_rets, 0, sizeof(open_lookup_rets));

@@ -219,16 +219,20 @@ int probes_arm_all(void)
 {
 	int i, err;
 
+	/* step_into at its rets if it can (exits.c), chosen first */
+	if (probe_wanted(P_STEP))
+		exits_arm();
 	for (i = 0; i < NR_PROBES; i++) {
 		const struct dcrace_probe *p = &probes[i];
 
 		/* armed by open_arm(), if open()'s lookup is found */
-		if (!probe_wanted(i) || i == P_TERM)
-			continue;
-		/* step_into at its rets if it can (exits.c), else its entry */
-		if (i == P_STEP && !exits_arm())
+		if (!probe_wanted(i) || i == P_TERM ||
+		    (i == P_STEP && exit_mode))
 			continue;
 		err = probe_arm(i);
+		/* no exits with a walk_component kretprobe: step_into's entry */
+		if (!err && i == P_WALK && exit_mode && !probes[P_WALK].fast)
+			exits_disarm();
 		if (!err)
 			continue;
 		if (p->required) {
@@ -241,6 +245,9 @@ int probes_arm_all(void)
 			p->name, p->syms[0], p->syms[1] ? ", " : "",
 			p->syms[1] ?: "", err);
 	}
+	/* where walk steps end is chosen: return sites, if not the exits */
+	if (!exit_mode)
+		sites_open();
 	return 0;
 }
 

@@ -25,7 +25,13 @@
 #include "internal.h"
 
 struct dcrace_site sites[DCRACE_RET_SITES];
-static bool sites_closed;	/* unloading: learn nothing more */
+/*
+ * Return sites are learnt only once the load chose them for the walk
+ * steps' ends (sites_open(), no exit mode), until unloading: a walk
+ * between the walk_component probe's arming and that choice would
+ * otherwise arm a site next to the exits, an int3 trap for nothing.
+ */
+static bool sites_learning;
 
 #define DCRACE_STACK_SCAN	48
 
@@ -84,7 +90,7 @@ static void site_work_fn(struct work_struct *w)
 
 		if (!READ_ONCE(st->addr) || st->armed || st->failed)
 			continue;
-		if (READ_ONCE(sites_closed))
+		if (!READ_ONCE(sites_learning))
 			return;
 		memset(&st->kp, 0, sizeof(st->kp));
 		st->kp.addr = (kprobe_opcode_t *)st->addr;
@@ -115,7 +121,7 @@ static void site_learn(unsigned long ra)
 {
 	int i;
 
-	if (READ_ONCE(sites_closed))
+	if (!READ_ONCE(sites_learning))
 		return;
 	for (i = 0; i < DCRACE_RET_SITES; i++) {
 		unsigned long a = READ_ONCE(sites[i].addr);
@@ -218,17 +224,23 @@ void sites_warm_up(void)
 	disable_kprobe(&walk_kp);
 }
 
+/* At load, without exit mode: walk steps end at return sites, learn them. */
+void sites_open(void)
+{
+	WRITE_ONCE(sites_learning, true);
+}
+
 /* Learn no more sites; the armed ones are unregistered by disarm_all(). */
 void sites_close(void)
 {
-	WRITE_ONCE(sites_closed, true);
+	WRITE_ONCE(sites_learning, false);
 	irq_work_sync(&site_irq_work);
 	cancel_work_sync(&site_work);
 }
 
 /*
  * After the probes are unregistered: a return-site handler may have read
- * sites_closed as false and queued the irq_work after sites_close()
+ * sites_learning as true and queued the irq_work after sites_close()
  * synced it. No handler runs any more: wait for what is left.
  */
 void sites_sync(void)

@@ -220,7 +220,7 @@ void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd)
 	key.parent = READ_ONCE(dentry->d_parent);
 	key.hash = READ_ONCE(dentry->d_name.hash);
 	key.seq = s->seq;
-	sn->killed = kill_find(&key, &sn->k);
+	sn->killed = kill_find(&key, s->sample_ns, &sn->k);
 	/*
 	 * The dentry's own name, not nd->last: that may point into a symlink
 	 * body that walk_component() released before step_into() (put_link()
@@ -264,6 +264,8 @@ void judge_verdict(struct dcrace_slot *s, long ret, u64 now)
 	 */
 	sg.late = s->stepped && early_test_kind(s->kind) != 0;
 	v = dcrace_classify(&sg);
+	if (unlikely(READ_ONCE(selftest_on)))
+		selftest_judged(s, v);
 	count_verdict(v, s->kind);
 	if (dcrace_verdict_is_race(v))
 		report_event(s, v, ret, now);
@@ -294,6 +296,16 @@ void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
 		return;
 	s->seq = seq;
 	s->positive = !!READ_ONCE(dentry->d_inode);
+	/*
+	 * d_seq still the sampled value after that read: no kill of this
+	 * dentry had reached __d_drop() (which comes before the inode goes),
+	 * so positive is exact, and a kill record made before now is an
+	 * earlier lifetime's (kill.c). Else the kill may have come between
+	 * __d_lookup_rcu()'s read and this probe: no bound (0).
+	 */
+	smp_rmb();
+	s->sample_ns = raw_read_seqcount(&dentry->d_seq) == seq ?
+		       ktime_get_mono_fast_ns() : 0;
 	s->dentry = dentry;
 	s->valid = true;
 	if (unlikely(READ_ONCE(selftest_on)))

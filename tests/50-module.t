@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 49
+plan 52
 
 secs=${DCRACE_MODULE_SECONDS:-30}
 isecs=${DCRACE_INJECT_SECONDS:-10}
@@ -122,14 +122,16 @@ ok "$(grep -q 'BUG: dcrace: false ENOENT in rcu-walk' "$log"; echo $?)" "verbose
 log=$T_RESULTS/module-checks.log
 KO=/dcrace/copy/dcrace.ko
 rc=0
-"$HS/run-guest" -q --tcg single --timeout 400 --log "$log" --copy "$("$HS/build-module")" --exec "
+"$HS/run-guest" -q --tcg single --timeout 500 --log "$log" --copy "$("$HS/build-module")" --exec "
 try() { n=\$1; shift; if insmod $KO \"\$@\" 2>/tmp/err; then echo \"DCRACE-T \$n loaded\"; rmmod dcrace; else echo \"DCRACE-T \$n refused: \$(cat /tmp/err)\"; fi; }
 try selftest_break selftest_break=1
+try selftest_break2 selftest_break=2
 try early_test_2 early_test=2
 try early_test_m1 early_test=-1
 try delay_any delay_us=200
 try delay_comm delay_us=200 comm=dcr-walk
 insmod $KO delay_us=100
+echo \"DCRACE-T neg_at_load \$(sed -n 's/^walk_genuine_negative: //p' $D/stats) \$(sed -n 's/^open_genuine_negative: //p' $D/stats)\"
 echo 101 > $D/inject/delay_us 2>/dev/null && echo 'DCRACE-T write_delay_any accepted' || echo 'DCRACE-T write_delay_any refused'
 echo dcr-walk > $D/inject/comm; echo 5000 > $D/inject/delay_us
 echo > $D/inject/comm 2>/dev/null && echo 'DCRACE-T clear_comm accepted' || echo 'DCRACE-T clear_comm refused'
@@ -150,6 +152,14 @@ done
 sleep 3
 echo \"DCRACE-T events_after \$(sed -n 's/^events: //p' $D/stats)\"
 rmmod dcrace
+$WL --mix stat=100 --duration 120 > /tmp/wl.out & wl=\$!
+sleep 1
+for i in \$(seq 1 10); do
+	insmod $KO || break
+	echo \"DCRACE-LW \$i \$(grep -c '^walk_exit ' $D/probes) \$(grep -c '^walk_return ' $D/probes)\"
+	rmmod dcrace || break
+done
+kill \$wl 2>/dev/null; wait \$wl
 $WL --duration 60 > /tmp/wl.out & wl=\$!
 ok=0; armed=0
 for i in \$(seq 1 12); do
@@ -166,6 +176,15 @@ t() { sed -n "s/^DCRACE-T $1 //p" "$log" | tail -n 1; }
 ok "$rc" "load-time checks ran in the guest (log $log)"
 ok "$([[ $(t selftest_break) == refused:*"No such device"* ]] && grep -q 'dcrace: self-check failed: nameidata mirror' "$log"; echo $?)" \
 	"a broken nameidata mirror fails insmod with ENODEV and says so ($(t selftest_break))"
+# issue 22: the self-check judges error-returning steps, not only that
+# some step closed: a cached negative dentry (a walk step and open()'s
+# last component) must come out genuine_negative at every load
+ok "$([[ $(t selftest_break2) == refused:*"No such device"* ]] &&
+	grep -q 'dcrace: self-check failed: a lookup of a cached negative dentry: not judged genuine_negative' "$log"; echo $?)" \
+	"d_seq samples 2 off (selftest_break=2): the cached negative is not genuine_negative, insmod fails with ENODEV ($(t selftest_break2))"
+read -r nw no <<<"$(t neg_at_load)"
+ok "$([[ ${nw:-0} -ge 1 && ${no:-0} -ge 1 ]]; echo $?)" \
+	"insmod's self-check judged a cached negative genuine_negative (walk ${nw:-none}, open ${no:-none})"
 ok "$([[ $(t early_test_2) == refused:* && $(t early_test_m1) == loaded ]]; echo $?)" \
 	"early_test=2 is refused, -1 accepted ($(t early_test_2); $(t early_test_m1))"
 ok "$([[ $(t delay_any) == refused:* && $(t delay_comm) == loaded ]]; echo $?)" \
@@ -183,6 +202,14 @@ ra=$(sed -n '/^DCRACE-T events_before/,/^DCRACE-T events_after/p' "$log" | grep 
 diag "verbose after reset: events before $eb, after $ea, reports after $ra"
 ok "$([[ $eb =~ ^[0-9]+$ && $ea =~ ^[1-9][0-9]*$ && $ra -eq $((ea < 10 ? ea : 10)) ]]; echo $?)" \
 	"reset restarts the verbose reports from event 1 (events $eb, then $ea after reset, $ra reported)"
+# issue 22: the walk probes must not learn a return site in the load's
+# window before exit mode is chosen (an int3 in link_path_walk() for
+# nothing): 10 loads while stats run
+lw=$(sed -n 's/^DCRACE-LW //p' "$log")
+diag "loads under a stat loop (load, walk_exit lines, walk_return lines):"$'\n'"$lw"
+ok "$(awk '{ n++; if ($2 > 0) e++; if ($2 > 0 && $3 > 0) both++ }
+	END { exit !(n == 10 && e > 0 && both == 0) }' <<<"$lw"; echo $?)" \
+	"10 loads under a stat loop: never a walk_return site next to the walk exits ($(awk '$2 > 0' <<<"$lw" | grep -c . || true) loads in exit mode)"
 read -r lc la <<<"$(t late_cycles)"
 ok "$([[ $lc == 12 ]]; echo $?)" "12 insmod/rmmod cycles with late_sites=1 under load (got ${lc:-none})"
 ok "$([[ ${la:-0} -gt 0 ]]; echo $?)" "late_sites=1: return sites were armed after load ($la sightings)"

@@ -128,6 +128,24 @@ static inline bool dcrace_kill_key_eq(const struct dcrace_kill_key *a,
 }
 
 /*
+ * Whether the kill record @rec, made at @rec_ns, names the kill that
+ * invalidated a walker's sample @want taken at @sample_ns: the same key,
+ * and not older than the sample. The key repeats across lifetimes at a
+ * recycled address (a pruned name looked up again can get the same
+ * address, parent, hash and d_seq): an earlier lifetime was killed before
+ * the sample (its dentry was freed a grace period before this one
+ * existed); the kill that invalidated the sample came after it, when the
+ * sample saw d_seq unchanged (else the walker passes 0: no bound).
+ */
+static inline bool dcrace_kill_matches(const struct dcrace_kill_key *rec,
+				       u64 rec_ns,
+				       const struct dcrace_kill_key *want,
+				       u64 sample_ns)
+{
+	return dcrace_kill_key_eq(rec, want) && rec_ns >= sample_ns;
+}
+
+/*
  * The parent filter: a -ECHILD step is no sighting of the child when the
  * parent's d_seq changed and the step did not reach step_into() (then
  * lookup_fast() may have bailed out on the parent before looking at the
@@ -181,11 +199,79 @@ unsigned int dcrace_exit_points(const u8 *text, size_t len, size_t ret,
 				size_t *at, unsigned int *pops,
 				unsigned int max);
 /*
- * The targets outside @text of the e9 (jmp rel32) bytes in it, tried at
- * every offset: its tail calls, among false ones. Returns how many.
+ * Every way out of a function, for exit mode (exits.c): the places in
+ * @text (at address @base) where an exit could start, tried at every byte
+ * offset (dcrace_exit_candidates()); the caller then asks the kprobe core
+ * which of them start an instruction (insn) and names the targets of
+ * jumps (tail), and dcrace_exits_check() says whether every exit is a
+ * ret it can probe or an allowed tail call.
  */
-unsigned int dcrace_jumps_out(const u8 *text, size_t len, unsigned long base,
-			      unsigned long *to, unsigned int max);
+enum dcrace_exit_kind {
+	DCRACE_EXIT_RET,	/* c3 */
+	DCRACE_EXIT_JMP,	/* e9 rel32, eb rel8 out of the text */
+	DCRACE_EXIT_JCC,	/* 0f 8x rel32, 7x rel8 out of the text */
+	DCRACE_EXIT_OTHER,	/* ff /4, /5 (jmp through a register or
+				 * memory), c2 (ret imm16): not followed
+				 */
+	DCRACE_EXIT_INT3,	/* cc: no exit, unless it is a kprobe's
+				 * int3 over one (patched); the code's own
+				 * (padding) is unknown to the kprobe core
+				 */
+};
+
+/* A jump's target, as the caller names it. */
+enum dcrace_tail {
+	DCRACE_TAIL_FOREIGN,	/* not a function allowed (a .cold part,
+				 * another function's middle, ...)
+				 */
+	DCRACE_TAIL_STEP,	/* step_into(), whose rets end the step */
+	DCRACE_TAIL_OK,		/* another allowed function's start */
+};
+
+struct dcrace_exit_site {
+	size_t off;
+	unsigned long to;	/* JMP, JCC: the target address */
+	u8 kind;		/* enum dcrace_exit_kind */
+	u8 tail;		/* JMP, JCC: enum dcrace_tail */
+	bool insn;		/* an instruction starts at off */
+	bool patched;		/* its first byte is not the code's own (a
+				 * kprobe's int3 or jump is there)
+				 */
+	bool unknown;		/* the kprobe core would not say (a real
+				 * int3, a reserved site: no probe there)
+				 */
+};
+
+/* Why exit mode cannot use a function (0: it can). */
+enum dcrace_exits_why {
+	DCRACE_EXITS_OK,
+	DCRACE_EXITS_OTHER,	/* an indirect jump or a ret imm16 */
+	DCRACE_EXITS_FOREIGN,	/* a jump out, not to an allowed function */
+	DCRACE_EXITS_NO_RET,	/* no ret */
+	DCRACE_EXITS_NO_STEP_TAIL, /* no jump to step_into() (inlined) */
+	DCRACE_EXITS_TOO_MANY,	/* more candidates than the caller holds */
+	DCRACE_EXITS_PATCHED,	/* a probe's bytes hide the code */
+	DCRACE_EXITS_UNKNOWN,	/* a candidate no probe can be put on */
+};
+
+unsigned int dcrace_exit_candidates(const u8 *text, size_t len,
+				    unsigned long base,
+				    struct dcrace_exit_site *out,
+				    unsigned int max);
+/* *@bad: the site that decided a refusal, else @n */
+enum dcrace_exits_why dcrace_exits_check(const struct dcrace_exit_site *ex,
+					 unsigned int n, bool need_step_tail,
+					 unsigned int *bad);
+const char *dcrace_exits_why_name(enum dcrace_exits_why why);
+/*
+ * Probe the ret at @ret of @text: @arm(@ctx, offset, pops) on each of its
+ * exit points (dcrace_exit_points()), earliest first, until one returns 0;
+ * -EILSEQ (not an instruction's start) tries the next. Returns 0 or the
+ * error that stopped it: a ret that none could probe is an error.
+ */
+int dcrace_exit_arm(const u8 *text, size_t len, size_t ret,
+		    int (*arm)(void *ctx, size_t at, unsigned int pops),
+		    void *ctx);
 
 /* Strict knob parsing; 0 or -EINVAL, *out untouched on error. */
 int dcrace_parse_s64(const char *buf, s64 min, s64 max, s64 *out);
