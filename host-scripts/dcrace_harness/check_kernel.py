@@ -42,7 +42,7 @@ from . import argtypes as A
 from . import defs
 from .judge import Judgement
 from .logs import InfraError
-from .runner import Interrupted, catch_signals, results_dir, run_once, shown
+from .runner import guarded, results_dir, run_once, shown
 from .spec import DEFAULT_MIX, RunSpec, default_mix
 
 GOOD, BAD, UNTESTABLE = defs.EX_OK, defs.EX_FAIL, defs.EX_INFRA
@@ -142,16 +142,8 @@ def check(args, spec):
 
 
 def main(argv):
-    catch_signals()
-    try:
+    def body():
         args, spec = parse_args(argv)
         return check(args, spec)
-    except InfraError as e:
-        print("check-kernel: could not test: %s" % e)
-        return UNTESTABLE
-    except Interrupted as e:
-        sys.stderr.write("\ncheck-kernel: interrupted (%s)\n" % e)
-        return defs.EX_INTERRUPTED
-    except Exception as e:  # never 1 ("bad") by accident: git bisect skips
-        A.internal_error("check-kernel", e)
-        return UNTESTABLE
+    # git bisect skips (125) what could not be tested, never "bad" (1)
+    return guarded("check-kernel", body, UNTESTABLE, "could not test", sys.stdout)

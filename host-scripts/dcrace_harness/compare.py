@@ -45,7 +45,7 @@ from . import defs
 from .judge import Judgement, summarize, verdict
 from .logs import InfraError
 from .match import read_run
-from .runner import Interrupted, catch_signals, results_dir, run_once, shown, writable
+from .runner import guarded, results_dir, run_once, shown, writable
 from .spec import DEFAULT_MIX, RunSpec, default_mem, default_mix, default_pruner, mix_shown
 
 
@@ -321,17 +321,8 @@ def trace_json(tr, keep=20):
 
 
 def main(argv):
-    catch_signals()
-    try:
+    def body():
         args, spec = parse_args(argv)
         names, runs, outdir = gather(args, spec)
         return report(args, spec, names, runs, outdir)
-    except InfraError as e:
-        sys.stderr.write("compare: infrastructure error: %s\n" % e)
-        return defs.EX_HARNESS_INFRA
-    except Interrupted as e:
-        sys.stderr.write("\ncompare: interrupted (%s)\n" % e)
-        return defs.EX_INTERRUPTED
-    except Exception as e:  # never 1 ("the fix does not hold") by accident
-        A.internal_error("compare", e)
-        return defs.EX_HARNESS_INFRA
+    return guarded("compare", body)

@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 
+from . import argtypes as A
 from . import defs
 from .logs import InfraError, read_text
 from .match import read_run
@@ -193,3 +194,24 @@ def results_dir(base, name):
     except OSError as e:
         raise InfraError("cannot make the results directory %s: %s" % (d, e.strerror or e))
     return d
+
+
+def guarded(prog, body, infra_code=defs.EX_HARNESS_INFRA, infra_msg="infrastructure error",
+            infra_stream=None):
+    """Run a command's BODY (no arguments, returns the exit code) with the
+    signals caught: an InfraError is INFRA_CODE with one line (INFRA_MSG:
+    why; on INFRA_STREAM, default stderr), SIGINT/SIGTERM 130, and any other exception INFRA_CODE too, one
+    line: never 1 ("the fix does not hold", bisect "bad") by accident."""
+    catch_signals()
+    try:
+        return body()
+    except InfraError as e:
+        print("%s: %s: %s" % (prog, infra_msg, e), file=infra_stream or sys.stderr)
+        return infra_code
+    except Interrupted as e:
+        sys.stderr.write("\n%s: interrupted (%s)\n" % (prog, e))
+        return defs.EX_INTERRUPTED
+    except Exception as e:  # pylint: disable=broad-except
+        A.internal_error(prog, e)
+        return infra_code
+

@@ -49,7 +49,7 @@ from . import argtypes as A
 from . import defs
 from .judge import Judgement
 from .logs import InfraError
-from .runner import HS, Child, Interrupted, catch_signals, results_dir, shown, writable
+from .runner import HS, Child, guarded, results_dir, shown, writable
 
 DEFAULT_KERNELS = "unfixed,mount-refetch,open-last,fixed"
 MODES = ("stat", "open", "cp")
@@ -384,19 +384,10 @@ def matrix(args, kernels, modes, kinds, meta):
 
 
 def main(argv):
-    catch_signals()
-    args, kernels, modes, kinds = parse_args(argv)
-    meta = {"command": "host-scripts/variants " + " ".join(argv),
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "duration": args.duration, "cp_duration": args.cp_duration, "load_before": uptime()}
-    try:
+    def body():
+        args, kernels, modes, kinds = parse_args(argv)
+        meta = {"command": "host-scripts/variants " + " ".join(argv),
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "duration": args.duration, "cp_duration": args.cp_duration, "load_before": uptime()}
         return matrix(args, kernels, modes, kinds, meta)
-    except InfraError as e:
-        sys.stderr.write("variants: infrastructure error: %s\n" % e)
-        return defs.EX_HARNESS_INFRA
-    except Interrupted as e:
-        sys.stderr.write("\nvariants: interrupted (%s)\n" % e)
-        return defs.EX_INTERRUPTED
-    except Exception as e:  # never 1 ("a clean kernel failed") by accident
-        A.internal_error("variants", e)
-        return defs.EX_HARNESS_INFRA
+    return guarded("variants", body)
