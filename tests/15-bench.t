@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 10
+plan 11
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -92,6 +92,18 @@ ok "$(grep -qF "costs 1.00x on \`stat\`, 1.00x on \`open\`" <<<"$r"; echo $?)" "
 ok "$(grep -q "^- \`rcu_lookup\`: after \`lookup_fast()\`" <<<"$r" && grep -q "^- \`dentry_kill\`: " <<<"$r" &&
 	! grep -q "^- \`gone\`" <<<"$r"; echo $?)" \
 	"the report says what each measured probe is (and nothing for a probe it does not know)"
+# --ab: a second module's rows (loaded-ab) in the same boot, each between
+# two baselines, its own insmod
+py "from dcrace_harness import bench
+print(bench.overhead_script(3, 3, 0, 2, 'dcrace_ab.ko').replace(bench.DEBUGFS, '$tmp'))" >"$tmp/script-ab.sh"
+PATH=$tmp/bin:$PATH sh "$tmp/script-ab.sh" >"$tmp/out-ab" 2>&1 || true
+nab=$(grep -c '^DCRACE-ROW loaded-ab ' "$tmp/out-ab" || true)
+bad=$(awk '$1 == "DCRACE-ROW" { n[$3]++; row[$3, n[$3]] = $2 }
+	END { for (w in n) for (i = 1; i <= n[w]; i++) if (row[w, i] == "loaded-ab" &&
+		(row[w, i - 1] != "base" || row[w, i + 1] != "base")) print w, i }' "$tmp/out-ab")
+ok "$([[ $nab -eq 6 && -z $bad ]] && grep -q '^INSMOD /dcrace/copy/dcrace_ab.ko' "$tmp/out-ab"; echo $?)" \
+	"--ab: 3 rounds x 2 workloads of loaded-ab rows (got $nab), each between baselines, from dcrace_ab.ko"
+
 # the JSON names the overhead log relative to the checkout (committed
 # docs/benchmarks.json must not carry the machine's absolute path)
 mkdir -p "$tmp/outdir"
@@ -101,7 +113,7 @@ def boot(kernel, script, log, timeout, copies=()):
     shutil.copy('$tmp/out', log)
 bench.boot = boot
 bench.build_ko = lambda k: '/x/dcrace.ko'
-args = types.SimpleNamespace(kernel='unfixed', rounds=3, row_seconds=3, probe_rounds=2, settle=2)
+args = types.SimpleNamespace(kernel='unfixed', rounds=3, row_seconds=3, probe_rounds=2, settle=2, ab=None)
 d = os.path.join(bench.ROOT, 'results', 'bench-test-$$')
 os.makedirs(d, exist_ok=True)
 o = bench.bench_overhead(args, d)

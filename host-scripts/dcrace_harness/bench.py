@@ -67,14 +67,17 @@ WORKLOADS = ["stat", "open"]
 DEBUGFS = "/sys/kernel/debug/dcrace"
 
 
-def overhead_script(secs, rounds, probe_rounds, settle):
+def overhead_script(secs, rounds, probe_rounds, settle, ab=None):
     """The guest side of the overhead boot. Rows are interleaved: every
     module row has a no-module baseline row of the same workload right
     before and right after it (B M1 B M2 B ...), so that the drift of a
     shared machine cancels in its ratio. The module's probe table is read
     from its "probes" file at the first insmod, so that the "only one
     probe armed" rows follow the module at hand (bit i of skip_probes is
-    line i of the table; a probe that is off by default is an extra one)."""
+    line i of the table; a probe that is off by default is an extra one).
+    AB: the file name of a second module in /dcrace/copy/ (another build,
+    e.g. the main branch's): each round then also has its "loaded-ab" rows,
+    interleaved with the same baselines, for an A/B in one boot."""
     wl = "dcrace-workload --quiet --seed 1 --threads 2"
     both = " ".join(WORKLOADS)
     lines = [
@@ -99,6 +102,9 @@ def overhead_script(secs, rounds, probe_rounds, settle):
         # a round starts where the last one ended: with a stat baseline
         "  if [ $round -eq 0 ]; then run base %s; else run base %s; fi" % (both, " ".join(WORKLOADS[1:])),
         "  mod loaded '' %s; run base %s" % (both, both),
+    ] + ([
+        "  ko=/dcrace/copy/%s; mod loaded-ab '' %s; run base %s; ko=/dcrace/copy/dcrace.ko" % (ab, both, both),
+    ] if ab else []) + [
         "  if [ $round -lt %d ]; then" % probe_rounds,
         "    i=0",
         "    for p in $probes; do",
@@ -148,18 +154,30 @@ def overhead_rows(entries):
     return out
 
 
+def ab_copy(path, outdir):
+    """A copy of the --ab module named dcrace_ab.ko (the guest's copies
+    are by file name; the module inside is dcrace all the same)."""
+    if not os.path.isfile(path):
+        raise InfraError("--ab: no such module: %s" % path)
+    dst = os.path.join(outdir, "dcrace_ab.ko")
+    shutil.copyfile(path, dst)
+    return dst
+
+
 def bench_overhead(args, outdir):
     ko = build_ko(args.kernel)
+    copies = [ko] + ([ab_copy(args.ab, outdir)] if args.ab else [])
     log = os.path.join(outdir, "overhead.log")
     probe_rounds = min(args.probe_rounds, args.rounds)
     say("overhead: one boot, %d rounds of %d s rows (%s), per-probe rows in %d of them" % (
         args.rounds, args.row_seconds, "/".join(WORKLOADS), probe_rounds))
     # a generous bound: up to 8 probes
-    per_round = 4 * len(WORKLOADS) * (args.row_seconds + 3) + args.settle + 5
+    per_round = (8 if args.ab else 4) * len(WORKLOADS) * (args.row_seconds + 3) + 2 * args.settle + 5
     per_probe_round = 8 * (2 * (args.row_seconds + 3) + args.settle + 5)
     timeout = args.rounds * per_round + probe_rounds * per_probe_round + 180
-    boot(args.kernel, overhead_script(args.row_seconds, args.rounds, probe_rounds, args.settle),
-         log, timeout, copies=[ko])
+    boot(args.kernel, overhead_script(args.row_seconds, args.rounds, probe_rounds, args.settle,
+                                      "dcrace_ab.ko" if args.ab else None),
+         log, timeout, copies=copies)
     text = open(log, errors="replace").read()
     m = re.search(r"^DCRACE-PROBES (.*)$", text, re.M)
     if not m:
@@ -170,7 +188,7 @@ def bench_overhead(args, outdir):
         res = json.loads(m.group(4))
         if m.group(2) in seq and res.get("elapsed_s") and res.get("syscalls"):
             seq[m.group(2)].append((m.group(1), int(m.group(3)), res["syscalls"] / res["elapsed_s"]))
-    want = {w: ["loaded"] for w in WORKLOADS}
+    want = {w: ["loaded"] + (["loaded-ab"] if args.ab else []) for w in WORKLOADS}
     if probe_rounds:
         want["stat"] += ["only-" + n for n, st in probes if st != "missing"]
     out = {"log": os.path.relpath(log, ROOT), "release": release(text), "row_seconds": args.row_seconds,
@@ -179,7 +197,7 @@ def bench_overhead(args, outdir):
     for w in WORKLOADS:
         o = overhead_rows(seq[w])
         missing = [n for n in want[w]
-                   if len(o["rows"].get(n, {}).get("per_s", [])) != (args.rounds if n == "loaded" else probe_rounds)]
+                   if len(o["rows"].get(n, {}).get("per_s", [])) != (args.rounds if n.startswith("loaded") else probe_rounds)]
         if missing:
             raise InfraError("overhead rows missing in %s (%s workload): %s" % (log, w, ", ".join(missing)))
         out["workloads"][w] = o
@@ -300,7 +318,7 @@ def overhead_md(o):
         L += ["### `%s` workload" % w, "",
               "| row | %s()/s per round | slowdown min | median | max |" % w, "|---|---|---|---|---|"]
         for n, r in wo["rows"].items():
-            d = "dcrace.ko loaded (all default probes)" if n == "loaded" else (
+            d = "dcrace.ko loaded (all default probes)" if n == "loaded" else "the --ab module loaded" if n == "loaded-ab" else (
                 n.replace("only-", "only ") + " armed" if n.startswith("only-") else n)
             sd = r["slowdown"]
             L.append("| %s | %s | %.2fx | **%.2fx** | %.2fx |" % (
@@ -391,6 +409,8 @@ def build_parser():
     p.add_argument("--row-seconds", type=A.positive_int, default=3, help="seconds per overhead row (default 3)")
     p.add_argument("--settle", type=int, default=2, choices=range(0, 61), metavar="S",
                    help="seconds between insmod and the row, for kprobe optimization (default 2)")
+    p.add_argument("--ab", metavar="KO", help="overhead: also a second dcrace.ko (another build, e.g. the "
+                   "main branch's, for the same kernel), its rows interleaved in the same boot (loaded-ab)")
     p.add_argument("--boots", type=A.positive_int, default=10, help="boots per time-to-first row (default 10)")
     p.add_argument("--cold", action="store_true", help="also time make kernels/compare from an empty cache")
     p.add_argument("--only", choices=["overhead", "first", "pipeline"], action="append",
@@ -442,6 +462,10 @@ def bench(args, argv):
                                                      o["rows"]["loaded"]["slowdown"]["min"],
                                                      o["rows"]["loaded"]["slowdown"]["max"])
                 for w, o in doc["overhead"]["workloads"].items()))
+            if args.ab:
+                say("overhead: --ab module loaded %s" % ", ".join(
+                    "%s %.2fx" % (w, o["rows"]["loaded-ab"]["slowdown"]["median"])
+                    for w, o in doc["overhead"]["workloads"].items()))
         if "first" in parts:
             doc["first"] = bench_first(args, outdir)
         if "pipeline" in parts:
