@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dcrace: /sys/kernel/debug/dcrace/ (docs/debugfs.md), the counters it
- * shows and the knobs it sets, and the module parameter ops that share the
- * knobs' parsers.
+ * dcrace: /sys/kernel/debug/dcrace/ (docs/debugfs.md): it shows the
+ * counters and the probes, sets the knobs (state.c holds both); and the
+ * module parameter ops that share the knobs' parsers. The interface, at
+ * the top: it reads and writes the layers below, none calls it.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -11,31 +12,6 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include "internal.h"
-
-DEFINE_PER_CPU(struct dcrace_pcpu, dcrace_pcpu);
-
-/* In the enums' order: both come from tables.h. */
-const char * const dcrace_counter_names[NR_COUNTERS] = {
-#define DCRACE_COUNTER(id, name) name,
-#include "tables.h"
-};
-
-struct dcrace_knob dcrace_knobs[NR_KNOBS] = {
-#define DCRACE_KNOB(id, n, lo, hi, def) \
-	{ .name = n, .min = lo, .max = hi, .val = ATOMIC64_INIT(def) },
-#include "tables.h"
-};
-
-int knob_set(struct dcrace_knob *k, const char *buf)
-{
-	s64 v;
-	int ret = dcrace_parse_s64(buf, k->min, k->max, &v);
-
-	if (ret)
-		return ret;
-	atomic64_set(&k->val, v);
-	return 0;
-}
 
 static struct dentry *dbg_dir;
 
@@ -77,6 +53,37 @@ static int stats_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(stats);
 
+/* "probes": the callers of lookup_fast() and path_openat()'s return sites. */
+static void lookup_callers_show(struct seq_file *m)
+{
+	const struct dcrace_layout *l = &dcrace_layout;
+	/* as armed: the layout's open() lookups are used with a fast rcu_lookup */
+	unsigned int nr = probes[P_RCU].fast ? l->nr_open_lookups : 0, i;
+	unsigned long caller;
+	s64 hits;
+
+	if (l->wc_lookup_ret && probes[P_WALK].fast)
+		seq_printf(m, "lookup_caller %pS walk %s %llu\n",
+			   (void *)l->wc_lookup_ret, "tracked",
+			   (u64)pcpu_sum(c[C_WALKS]));
+	for (i = 0; i < nr; i++)
+		seq_printf(m, "lookup_caller %pS open %s %llu\n",
+			   (void *)l->open_lookup_rets[i],
+			   open_covered() ? "tracked" : "missing",
+			   open_lookup_hits_sum(i));
+	if (!nr)
+		seq_puts(m, "lookup_caller open_last_lookups open missing 0\n");
+	for (i = 0; i < DCRACE_OTHER_CALLERS; i++) {
+		caller = open_other_caller(i, &hits);
+		if (caller)
+			seq_printf(m, "lookup_caller %pS other untracked %lld\n",
+				   (void *)caller, hits);
+	}
+	for (i = 0; open_site_name(i); i++)
+		seq_printf(m, "open_return %s kprobe armed -\n",
+			   open_site_name(i));
+}
+
 static int probes_show(struct seq_file *m, void *v)
 {
 	int i;
@@ -103,8 +110,9 @@ static int probes_show(struct seq_file *m, void *v)
 		seq_printf(m, "walk_return %s kprobe %s -\n", st->name,
 			   st->failed ? "failed" : "armed");
 	}
-	exits_probes_show(m);
-	open_probes_show(m);
+	for (i = 0; exit_name(i); i++)
+		seq_printf(m, "walk_exit %s kprobe armed -\n", exit_name(i));
+	lookup_callers_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(probes);
@@ -318,11 +326,6 @@ static int param_comm_get(char *buf, const struct kernel_param *kp)
 {
 	return inject_comm_get(buf, PAGE_SIZE);
 }
-
-/* A load-time parameter only, with the knobs' parser and range check. */
-struct dcrace_knob early_test = {
-	.name = "early_test", .min = -1, .max = 1, .val = ATOMIC64_INIT(-1),
-};
 
 const struct kernel_param_ops comm_param_ops = {
 	.set = param_comm_set,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dcrace: a walk step's end at its function's returns ("exit mode").
+ * dcrace: the layout of a walk step's ends at its functions' returns
+ * ("exit mode"): where the probes at the exits go, found at load (the
+ * handler is walk.c's exit_pre(), the arming sites.c's exits_arm()).
  *
  * walk_component() ends a step that found a dentry either by its own ret
  * (lookup_fast()'s error, the NULL-inode test of patch 0001, ...) or by
@@ -25,6 +27,10 @@
  * no step would be seen reaching it), and not call it. Else (and with
  * late_sites=1, or without the step_into probe) the return sites and the
  * step_into entry probe are used.
+ *
+ * Each probe's place is tried with a disabled kprobe (as func_start()
+ * does: never armed), all unregistered in one batch at the end: the kprobe
+ * core says where an instruction starts; the arming then uses those.
  */
 #include <linux/delay.h>
 #include <linux/slab.h>
@@ -32,70 +38,39 @@
 #include <linux/uaccess.h>
 #include "internal.h"
 
-struct dcrace_exit {
-	struct kprobe kp;
-	unsigned int pops;	/* return address at sp + pops words */
-	bool in_step;		/* a ret of step_into() */
-	char name[KSYM_SYMBOL_LEN];
-};
-
-static struct dcrace_exit exits[DCRACE_EXITS];
-static unsigned int nr_exits;
-bool exit_mode;
-
-static int exit_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	const struct dcrace_exit *e = container_of(p, struct dcrace_exit, kp);
-	const unsigned long *sp = (const unsigned long *)regs->sp;
-	struct dcrace_slot *s = slot_find(current);
-
-	if (e->in_step)
-		hit(P_STEP);
-	if (!s)
-		return 0;
-	/* open()'s last step calls step_into(); it ends in terminate_walk() */
-	if (s->kind == LK_OPEN) {
-		if (e->in_step)
-			s->stepped = true;
-		return 0;
-	}
-	if (!dcrace_step_returns(READ_ONCE(s->owner), current, s->ret_site,
-				 s->ret_sp, sp[e->pops],
-				 (unsigned long)&sp[e->pops + 1]))
-		return 0;
-	if (e->in_step)
-		s->stepped = true;
-	step_done(s, (long)regs->ax);
-	return 0;
-}
-
-/* Where exits_of() arms: the function's start, and whose rets they are. */
-struct dcrace_exit_ctx {
+/* Where exits_of() looks: the function's start, whose rets they are. */
+struct dcrace_exits_ctx {
 	unsigned long start;
 	bool in_step;
+	struct dcrace_exit_at *out;	/* the places found, DCRACE_EXITS */
+	struct kprobe *kps;		/* their disabled kprobes */
+	unsigned int n;
 };
 
-/* dcrace_exit_arm()'s callback: a probe @at bytes in, @pops words deep. */
-static int exit_arm_at(void *ctx, size_t at, unsigned int pops)
+/*
+ * dcrace_exit_arm()'s callback: a probe @at bytes in, @pops words deep,
+ * if the kprobe core takes one there (a disabled one, kept until
+ * exits_read() ends).
+ */
+static int exit_place(void *ctx, size_t at, unsigned int pops)
 {
-	const struct dcrace_exit_ctx *c = ctx;
-	struct dcrace_exit *e;
+	struct dcrace_exits_ctx *c = ctx;
+	struct kprobe *kp;
 	int err;
 
-	if (nr_exits == DCRACE_EXITS)
+	if (c->n == DCRACE_EXITS)
 		return -ENOSPC;
-	e = &exits[nr_exits];
-	memset(e, 0, sizeof(*e));
-	e->kp.addr = (kprobe_opcode_t *)(c->start + at);
-	e->kp.pre_handler = exit_pre;
-	/* set before it can run */
-	e->pops = pops;
-	e->in_step = c->in_step;
-	err = register_kprobe(&e->kp);
+	kp = &c->kps[c->n];
+	memset(kp, 0, sizeof(*kp));
+	kp->addr = (kprobe_opcode_t *)(c->start + at);
+	kp->flags = KPROBE_FLAG_DISABLED;
+	err = register_kprobe(kp);
 	if (err)
 		return err;
-	sprint_symbol(e->name, c->start + at);
-	nr_exits++;
+	c->out[c->n].addr = c->start + at;
+	c->out[c->n].pops = pops;
+	c->out[c->n].in_step = c->in_step;
+	c->n++;
 	return 0;
 }
 
@@ -193,11 +168,12 @@ static enum dcrace_exits_why exits_judge(const u8 *text, size_t size,
  * cover it (the kprobe optimizer removes its jumps a few jiffies after
  * they are unregistered): wait for them, a while.
  */
-static enum dcrace_exits_why exits_read(const char *fn, u8 *text,
-					size_t size, unsigned long start,
-					bool in_step, const char * const *ok,
-					struct dcrace_exit_site *ex,
-					unsigned int *n)
+static enum dcrace_exits_why exits_read_fn(const char *fn, u8 *text,
+					   size_t size, unsigned long start,
+					   bool in_step,
+					   const char * const *ok,
+					   struct dcrace_exit_site *ex,
+					   unsigned int *n)
 {
 	enum dcrace_exits_why why = DCRACE_EXITS_OTHER;
 	unsigned int bad = 0;
@@ -220,34 +196,35 @@ static enum dcrace_exits_why exits_read(const char *fn, u8 *text,
 	return why;
 }
 
-/* Arm a probe at every ret of @fn, or fail (exits_arm() disarms). */
-static int exits_of(const char *fn, bool in_step, const char * const *ok)
+/* A place for a probe at every ret of @fn, or fail. */
+static int exits_of(const char *fn, bool in_step, const char * const *ok,
+		    struct dcrace_exits_ctx *c)
 {
-	struct dcrace_exit_ctx ctx = { .in_step = in_step };
 	struct dcrace_exit_site *ex = NULL;
 	unsigned long size;
 	unsigned int n, i;
 	int err = -ENOMEM;
 	u8 *text;
 
-	ctx.start = func_start(fn, &size);
-	if (!ctx.start || size > DCRACE_TEXT_MAX)
+	c->start = func_start(fn, &size);
+	c->in_step = in_step;
+	if (!c->start || size > DCRACE_TEXT_MAX)
 		return -ENOENT;
 	text = kmalloc(size, GFP_KERNEL);
 	ex = kcalloc(DCRACE_EXIT_CANDS, sizeof(*ex), GFP_KERNEL);
 	if (!text || !ex)
 		goto out;
 	err = -EOPNOTSUPP;
-	if (exits_read(fn, text, size, ctx.start, in_step, ok, ex, &n))
+	if (exits_read_fn(fn, text, size, c->start, in_step, ok, ex, &n))
 		goto out;
 	/* every ret that starts an instruction, or none */
 	for (i = 0, err = 0; i < n && !err; i++) {
 		if (!ex[i].insn || ex[i].kind != DCRACE_EXIT_RET)
 			continue;
-		err = dcrace_exit_arm(text, size, ex[i].off, exit_arm_at, &ctx);
+		err = dcrace_exit_arm(text, size, ex[i].off, exit_place, c);
 		if (err)
 			pr_info("dcrace: cannot probe the ret at %pS: %d; walk steps end at return sites\n",
-				(void *)(ctx.start + ex[i].off), err);
+				(void *)(c->start + ex[i].off), err);
 	}
 out:
 	kfree(ex);
@@ -256,72 +233,35 @@ out:
 }
 
 /*
- * At load, before the walk probes (their kprobes would cover the code
- * read here, and no walk may learn a return site before the choice): arm
- * the exits, or nothing (the caller then arms the step_into entry probe
- * and return sites are used).
+ * At load, before any probe is armed (a kprobe would cover the code read
+ * here): the places of the probes at every exit of walk_component() and
+ * step_into(), in *@out (DCRACE_EXITS of them at most); returns how many,
+ * 0 if exit mode cannot be used.
  */
-int exits_arm(void)
+unsigned int exits_read(struct dcrace_exit_at *out)
 {
 	static const char * const wc_tails[] = { "step_into", "handle_dots",
 						 NULL };
 	static const char * const si_tails[] = { NULL };
-	unsigned long after;
+	struct dcrace_exits_ctx c = { .out = out };
+	struct kprobe *batch[DCRACE_EXITS];
+	unsigned int i;
 	int err;
 
-	/* a kretprobe on walk_component (fast=0) sees the returns itself */
-	if (!fast || late_sites ||
-	    call_sites_after("walk_component", "step_into", &after, 1))
-		return -EOPNOTSUPP;
-	err = exits_of("walk_component", false, wc_tails);
+	c.kps = kcalloc(DCRACE_EXITS, sizeof(*c.kps), GFP_KERNEL);
+	if (!c.kps)
+		return 0;
+	err = exits_of("walk_component", false, wc_tails, &c);
 	if (!err)
-		err = exits_of("step_into", true, si_tails);
+		err = exits_of("step_into", true, si_tails, &c);
+	for (i = 0; i < c.n; i++)
+		batch[i] = &c.kps[i];
+	if (c.n)
+		unregister_kprobes(batch, c.n);
+	kfree(c.kps);
 	if (err) {
-		exits_disarm();
-		return err;
+		memset(out, 0, DCRACE_EXITS * sizeof(*out));
+		return 0;
 	}
-	WRITE_ONCE(exit_mode, true);
-	probes[P_STEP].sym = probes[P_STEP].syms[0];
-	return 0;
-}
-
-/*
- * The exits' kprobes: added to the unregistering batch @kps of *@n (for
- * disarm_all()) when @kps is given; returns their nmissed, summed.
- */
-unsigned long exits_kprobes(struct kprobe **kps, int *n)
-{
-	if (kps)
-		kps_add(kps, n, exits, nr_exits);
-	return kps_missed(exits, nr_exits);
-}
-
-/* Unregister the exits armed so far (a failed exits_arm()). */
-void exits_disarm(void)
-{
-	struct kprobe *kps[DCRACE_EXITS];
-	int n = 0;
-
-	exits_kprobes(kps, &n);
-	if (n)
-		unregister_kprobes(kps, n);
-	exits_clear();
-	probes[P_STEP].sym = NULL;
-}
-
-/* After disarm_all(): forget them. */
-void exits_clear(void)
-{
-	memset(exits, 0, sizeof(exits));
-	nr_exits = 0;
-	WRITE_ONCE(exit_mode, false);
-}
-
-/* "probes": one line per exit. */
-void exits_probes_show(struct seq_file *m)
-{
-	unsigned int i;
-
-	for (i = 0; i < nr_exits; i++)
-		seq_printf(m, "walk_exit %s kprobe armed -\n", exits[i].name);
+	return c.n;
 }

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * dcrace.ko internals shared by the files in module/. The pure helpers
- * that the KUnit tests use as well are in <dcrace/dcrace.h>.
+ * dcrace.ko internals shared by the files in module/, in the order of
+ * their layers, lowest first (docs/design.md, "Where things are"): a file
+ * uses what is declared here for its own layer and the layers before it,
+ * never for one after it (tests/06-layers.t). The pure helpers that the
+ * KUnit tests use as well are in <dcrace/dcrace.h>.
  *
  * Handlers may run in int3 context, which is NMI-like: they take no lock
  * that is not try-locked, and defer everything else to irq_work.
@@ -25,9 +28,10 @@
 #include <dcrace/dcrace.h>
 
 /*
- * The leading fields of fs/namei.c's struct nameidata, identical in every
- * 6.1.y (and Debian's 6.1.0-*). Only these are read. The load's self-check
- * (selftest.c) verifies them on the warm-up walks.
+ * The nameidata mirror (part of the layout: what the core reads of the
+ * kernel's walk): the leading fields of fs/namei.c's struct nameidata,
+ * identical in every 6.1.y (and Debian's 6.1.0-*). Only these are read.
+ * The load's self-check (selftest.c) verifies them on the warm-up walks.
  *
  * struct nameidata is __randomize_layout: with CONFIG_RANDSTRUCT its
  * fields are shuffled per build and this mirror would read garbage.
@@ -46,7 +50,7 @@ struct dcrace_nd_head {
 	int last_type;		/* LAST_NORM (0): a name, not . or .. */
 };
 
-/* ---- counters: the enum from tables.h, as are the "stats" names ------ */
+/* ---- state: counters, the enum from tables.h, as are the "stats" names */
 
 enum dcrace_counter {
 #define DCRACE_COUNTER(id, name) id,
@@ -97,7 +101,7 @@ static inline void hit(enum dcrace_probe_id p)
 	__s;							\
 })
 
-/* ---- knobs: debugfs file, module parameter, range, default (tables.h) */
+/* ---- state: knobs: debugfs file, module parameter, range, default ---- */
 
 struct dcrace_knob {
 	const char *name;
@@ -120,14 +124,41 @@ static inline s64 knob(enum dcrace_knob_id k)
 
 int knob_set(struct dcrace_knob *k, const char *buf);
 
-/* ---- load-time parameters (main.c) ------------------------------------- */
+/* ---- state (state.c): what the runtime reads, set at load -------------- */
 
+/* Load-time parameters (module_param()s in main.c). */
 extern struct dcrace_knob early_test;
 extern bool stack_claim, fast, extra_probes, late_sites, skip_open_return;
 extern unsigned int selftest_break;
 extern unsigned int skip_probes;
 
-/* ---- the pruner's record (kill.c) -------------------------------------- */
+/*
+ * The modes the load chose, read by the handlers: written at load (arm,
+ * learn) and cleared at unload, never by a handler.
+ */
+extern bool exit_mode;		/* walk steps end at the exits (sites.c) */
+extern bool stack_mode;		/* rcu_lookup opens the walk steps (learn.c) */
+extern bool step_probed;	/* step_into is probed (entry or exits) */
+extern bool open_on;		/* every piece of open()'s judgement armed */
+extern bool sites_learning;	/* return sites are learnt (sites.c) */
+
+/*
+ * Stack mode's word offsets at the rcu_lookup site (walk.c learns them
+ * while stack_learning, learn.c decides): lookup_fast()'s return address
+ * and walk_component()'s; -1 unknown.
+ */
+extern int k_lookup, k_walk;
+extern int stack_seen;		/* learning hits that agreed */
+extern bool stack_bad;		/* learning hits disagreed */
+extern bool stack_learning;
+
+/* Is open()'s last component judged? */
+static inline bool open_covered(void)
+{
+	return READ_ONCE(open_on) && READ_ONCE(k_lookup) >= 0;
+}
+
+/* ---- state: the kill record, the slot, the self-check's hooks --------- */
 
 struct dcrace_kill {
 	struct dcrace_kill_key key;	/* pointers compared, never followed */
@@ -136,8 +167,6 @@ struct dcrace_kill {
 	char comm[TASK_COMM_LEN];
 	bool positive;
 };
-
-/* ---- per-task walk state (step.c) -------------------------------------- */
 
 /*
  * A step's state at its end, read in the RCU section in which the dentry
@@ -177,41 +206,89 @@ struct dcrace_slot {
 	bool snapped;		/* its dcrace_snap (slot_snap()) is taken */
 };
 
-struct dcrace_slot *slot_find(struct task_struct *t);
-struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
-			      struct dcrace_nd_head *nd, enum dcrace_lookup_kind kind);
-void step_open_sampled(unsigned long ret_site, unsigned long ret_sp,
-		       enum dcrace_lookup_kind kind, struct dentry *dentry);
-void step_done(struct dcrace_slot *s, long ret);
-void slot_release(struct dcrace_slot *s);
-struct dcrace_snap *slot_snap(const struct dcrace_slot *s);
-void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd);
-void judge_verdict(struct dcrace_slot *s, long ret, u64 now);
-const char *lookup_kind_name(enum dcrace_lookup_kind kind);
-void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
-		unsigned int seq);
-int early_test_now(void);
-
-/* Probe handlers. */
-int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs);
-int walk_ret(struct kretprobe_instance *ri, struct pt_regs *regs);
-int rcu_entry(struct kretprobe_instance *ri, struct pt_regs *regs);
-int rcu_ret(struct kretprobe_instance *ri, struct pt_regs *regs);
-int rcu_site_pre(struct kprobe *p, struct pt_regs *regs);
-int step_pre(struct kprobe *p, struct pt_regs *regs);
-int walk_pre(struct kprobe *p, struct pt_regs *regs);
-int kill_pre(struct kprobe *p, struct pt_regs *regs);
-int term_pre(struct kprobe *p, struct pt_regs *regs);
-
-/* What the rcu_lookup kretprobe keeps between entry and return. */
-struct dcrace_rcu_data {
-	struct dcrace_slot *slot;
-	unsigned int *seqp;
+/*
+ * The load's self-check watching the runtime (selftest.c sets it while it
+ * walks, NULL otherwise): the runtime calls up only through these.
+ */
+struct dcrace_watch {
+	void (*step_opened)(void);
+	void (*sampled)(struct dcrace_slot *s, struct dentry *dentry,
+			unsigned int seq);
+	void (*step_closed)(const struct dcrace_slot *s);
+	void (*judged)(const struct dcrace_slot *s, enum dcrace_verdict v);
 };
+
+extern const struct dcrace_watch *dcrace_watch;
+
+static inline const struct dcrace_watch *watching(void)
+{
+	return READ_ONCE(dcrace_watch);
+}
+
+/* ---- layout (text.c, exits.c, layout.c): the kernel at hand, at load --- */
+
+/* Longer functions are not searched (ours are well under 2 KiB). */
+#define DCRACE_TEXT_MAX		16384
+
+unsigned long func_start(const char *name, unsigned long *size);
+unsigned long call_site_after(const char *caller, const char *callee);
+unsigned int call_sites_after(const char *caller, const char *callee,
+			      unsigned long *after, unsigned int max);
+
+#define DCRACE_EXITS		8
+#define DCRACE_OPEN_SITES	8
+#define DCRACE_OTHER_CALLERS	4
+#define DCRACE_OPEN_LOOKUPS	4
+
+/* Where a probe at an exit goes (exit mode, exits.c). */
+struct dcrace_exit_at {
+	unsigned long addr;
+	unsigned int pops;	/* return address at sp + pops words */
+	bool in_step;		/* a ret of step_into() */
+};
+
+/*
+ * What the load found in the kernel's text, for the configuration asked
+ * (fast, late_sites, skip_probes): written once by layout_read(), before
+ * any probe is armed, read-only after. 0 where nothing was found.
+ */
+struct dcrace_layout {
+	unsigned long wc_lookup_ret;	/* after walk_component's lookup_fast() */
+	unsigned long rcu_site;		/* after lookup_fast's __d_lookup_rcu() */
+	/* every ret of walk_component and step_into, or none */
+	struct dcrace_exit_at exits[DCRACE_EXITS];
+	unsigned int nr_exits;
+	/* after open()'s calls of lookup_fast(), wherever inlined */
+	unsigned long open_lookup_rets[DCRACE_OPEN_LOOKUPS];
+	unsigned int nr_open_lookups;
+	/* after every call of path_openat(), or none */
+	unsigned long open_rets[DCRACE_OPEN_SITES];
+	unsigned int nr_open_rets;
+};
+
+extern struct dcrace_layout dcrace_layout;
+
+unsigned int exits_read(struct dcrace_exit_at *out);
+void layout_read(void);
+
+/* ---- report (report.c, trace.h) ----------------------------------------- */
+
+#define DCRACE_EVENTS	64
+
+extern struct dcrace_ring events;
+
+void report_init(void);
+void report_reset(void);
+void report_sync(void);
+void report_event(const struct dcrace_slot *s, const struct dcrace_snap *sn,
+		  enum dcrace_verdict v, long ret, u64 now);
+
+/* ---- the pruner's record (kill.c) --------------------------------------- */
 
 bool kill_find(const struct dcrace_kill_key *key, u64 since,
 	       struct dcrace_kill *out);
 void kill_reset(void);
+int kill_pre(struct kprobe *p, struct pt_regs *regs);
 
 /* ---- injection (inject.c) ---------------------------------------------- */
 
@@ -222,10 +299,36 @@ int inject_comm_get(char *buf, size_t size);
 int inject_delay_set(const char *buf);
 int inject_check(void);
 
-/* ---- return sites and stack mode (sites.c) ----------------------------- */
+/* ---- core: a step from its start to its judgement (step.c) ------------- */
+
+struct dcrace_slot *slot_find(struct task_struct *t);
+struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
+			      struct dcrace_nd_head *nd, enum dcrace_lookup_kind kind);
+void step_open_sampled(unsigned long ret_site, unsigned long ret_sp,
+		       enum dcrace_lookup_kind kind, struct dentry *dentry);
+void step_done(struct dcrace_slot *s, long ret);
+void slot_release(struct dcrace_slot *s);
+struct dcrace_snap *slot_snap(const struct dcrace_slot *s);
+void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd);
+void judge_verdict(struct dcrace_slot *s, long ret, u64 now);
+void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
+		unsigned int seq);
+int early_test_now(void);
+
+/* ---- core: open()'s last component, other lookups (open.c) ------------- */
+
+void lookup_other(struct pt_regs *regs, struct dentry *dentry);
+int term_pre(struct kprobe *p, struct pt_regs *regs);
+int open_ret_pre(struct kprobe *p, struct pt_regs *regs);
+void open_reset(void);
+u64 open_lookup_hits_sum(unsigned int i);
+unsigned long open_other_caller(unsigned int i, s64 *hits);
+
+/* ---- core: the walk's probe handlers (walk.c) -------------------------- */
 
 #define DCRACE_RET_SITES	8
 
+/* A learnt return site of walk_component(); armed by sites.c. */
 struct dcrace_site {
 	unsigned long addr;	/* 0: free; set once, by cmpxchg */
 	bool armed;		/* its kprobe is registered */
@@ -235,50 +338,34 @@ struct dcrace_site {
 };
 
 extern struct dcrace_site sites[DCRACE_RET_SITES];
-extern unsigned long wc_lookup_ret;
-extern int k_lookup;
-extern bool stack_mode;
+/* Queued when a site is learnt; sites.c sets it up (sites_init()). */
+extern struct irq_work site_irq_work;
 
-bool site_ready(unsigned long ra);
-void sites_warm_up(void);
-void sites_open(void);
-void sites_close(void);
-void sites_sync(void);
-void warm_up_walks(void);
-void sites_clear(void);
-int stack_mode_claim(struct pt_regs *regs);
-void stack_learn(const struct dcrace_slot *s, struct pt_regs *regs);
-bool stack_learning_now(void);
+/* A probe at one of walk_component's or step_into's rets (exit mode). */
+struct dcrace_exit {
+	struct kprobe kp;
+	struct dcrace_exit_at at;
+	char name[KSYM_SYMBOL_LEN];
+};
 
-/* ---- a step's end at walk_component's and step_into's rets (exits.c) - */
+int walk_pre(struct kprobe *p, struct pt_regs *regs);
+int site_pre(struct kprobe *p, struct pt_regs *regs);
+int exit_pre(struct kprobe *p, struct pt_regs *regs);
+int rcu_site_pre(struct kprobe *p, struct pt_regs *regs);
+int step_pre(struct kprobe *p, struct pt_regs *regs);
+int lookup_pre(struct kprobe *p, struct pt_regs *regs);
+int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs);
+int walk_ret(struct kretprobe_instance *ri, struct pt_regs *regs);
+int rcu_entry(struct kretprobe_instance *ri, struct pt_regs *regs);
+int rcu_ret(struct kretprobe_instance *ri, struct pt_regs *regs);
 
-#define DCRACE_EXITS	8
+/* What the rcu_lookup kretprobe keeps between entry and return. */
+struct dcrace_rcu_data {
+	struct dcrace_slot *slot;
+	unsigned int *seqp;
+};
 
-extern bool exit_mode;
-
-int exits_arm(void);
-unsigned long exits_kprobes(struct kprobe **kps, int *n);
-void exits_disarm(void);
-void exits_clear(void);
-void exits_probes_show(struct seq_file *m);
-
-/* ---- open()'s last component, other callers of lookup_fast (open.c) --- */
-
-#define DCRACE_OPEN_SITES	8
-#define DCRACE_OTHER_CALLERS	4
-#define DCRACE_OPEN_LOOKUPS	4
-
-int open_arm(void);
-void open_kprobes(struct kprobe **kps, int *n);
-unsigned long open_kprobes_missed(void);
-void open_clear(void);
-void open_reset(void);
-bool open_covered(void);
-void lookup_other(struct pt_regs *regs, struct dentry *dentry);
-void open_warm_up(void);
-void open_probes_show(struct seq_file *m);
-
-/* ---- probes (probes.c) ------------------------------------------------- */
+/* ---- arm: one probe (probes.c) ----------------------------------------- */
 
 /* Of the first @nr of an array of structs with a kprobe "kp": */
 /* add their kprobes to the unregistering batch @kps of *@n, */
@@ -315,43 +402,41 @@ struct dcrace_probe {
 };
 
 extern struct dcrace_probe probes[NR_PROBES];
-extern struct kprobe walk_kp;
+extern struct kprobe walk_kp, rcu_kp;
 
-/* Longer functions are not searched (ours are well under 2 KiB). */
-#define DCRACE_TEXT_MAX		16384
-
-unsigned long func_start(const char *name, unsigned long *size);
-int probes_arm_all(void);
 int probe_arm(enum dcrace_probe_id id);
-unsigned long call_site_after(const char *caller, const char *callee);
-unsigned int call_sites_after(const char *caller, const char *callee,
-			      unsigned long *after, unsigned int max);
-void disarm_all(void);
 bool probe_wanted(int i);
-unsigned long kprobes_missed(void);
 int kretprobes_missed(void);
 
-/* ---- events and reports (report.c) ------------------------------------- */
+/* ---- arm: kprobes at the addresses the layout found (sites.c) ---------- */
 
-#define DCRACE_EVENTS	64
+void sites_init(void);
+void sites_open(void);
+void sites_flush(void);
+void sites_close(void);
+void sites_sync(void);
+void sites_clear(void);
+int exits_arm(void);
+unsigned long exits_kprobes(struct kprobe **kps, int *n);
+void exits_disarm(void);
+void exits_clear(void);
+const char *exit_name(unsigned int i);
+int open_arm(void);
+void open_kprobes(struct kprobe **kps, int *n);
+unsigned long open_kprobes_missed(void);
+void open_clear(void);
+const char *open_site_name(unsigned int i);
 
-extern struct dcrace_ring events;
+/* ---- arm: every probe, in order; unload (arm.c) ------------------------- */
 
-void report_init(void);
-void report_reset(void);
-void report_sync(void);
-void report_event(const struct dcrace_slot *s, enum dcrace_verdict v,
-		  long ret, u64 now);
+int arm_all(void);
+void disarm_all(void);
+unsigned long kprobes_missed(void);
 
-/* ---- the load's self-check (selftest.c) --------------------------------- */
+/* ---- learn: warm-up walks, stack offsets (learn.c); self-check --------- */
 
-extern bool selftest_on;
-
-void selftest_step_opened(void);
-void selftest_sample(struct dcrace_slot *s, struct dentry *dentry,
-		     unsigned int seq);
-void selftest_step_closed(const struct dcrace_slot *s);
-void selftest_judged(const struct dcrace_slot *s, enum dcrace_verdict v);
+void warm_up_walks(void);
+void learn_walks(void);
 int selftest_verdict(void);
 
 /* ---- debugfs (debugfs.c) ----------------------------------------------- */

@@ -8,7 +8,9 @@
  * -ECHILD (the fix), and who pruned the dentry. See docs/design.md; the
  * map of the files is at its end.
  *
- * This file: loading, unloading and the load-time parameters.
+ * This file, the top: loading (layout, arm, learn, self-check, debugfs)
+ * and unloading (the reverse), and the load-time parameters (their
+ * variables are state.c's).
  */
 #include <linux/init.h>
 #include <linux/module.h>
@@ -21,11 +23,9 @@
 module_param_cb(early_test, &knob_param_ops, &early_test, 0444);
 MODULE_PARM_DESC(early_test, "walk_component() has its own NULL-inode test: 1 (our patched kernels), 0 (stock 6.1), -1 learn it (default)");
 
-bool stack_claim = true;
 module_param(stack_claim, bool, 0444);
 MODULE_PARM_DESC(stack_claim, "open steps from the rcu_lookup probe, no walk_component entry probe (default 1)");
 
-bool fast = true;
 module_param(fast, bool, 0444);
 MODULE_PARM_DESC(fast, "entry-only probes, no kretprobes on the hot path (default 1)");
 
@@ -33,24 +33,19 @@ MODULE_PARM_DESC(fast, "entry-only probes, no kretprobes on the hot path (defaul
  * lookup_fast only counts hits: its probe costs time on every path
  * component and tells the oracle nothing.
  */
-bool extra_probes;
 module_param(extra_probes, bool, 0444);
 MODULE_PARM_DESC(extra_probes, "also arm the lookup_fast hit counter (default 0)");
 
 /* For tests only: see docs/debugfs.md. */
-bool late_sites;
 module_param(late_sites, bool, 0444);
 MODULE_PARM_DESC(late_sites, "test: no warm-up, return sites armed late under load, no self-check (default 0)");
 
-unsigned int selftest_break;
 module_param(selftest_break, uint, 0444);
 MODULE_PARM_DESC(selftest_break, "test: 1 the load's self-check reads the nameidata mirror one word off, 2 the d_seq samples are 2 off, so insmod fails (default 0)");
 
-bool skip_open_return;
 module_param(skip_open_return, bool, 0444);
 MODULE_PARM_DESC(skip_open_return, "test: leave the first of path_openat()'s return sites unprobed, so open() is not judged (default 0)");
 
-unsigned int skip_probes;
 module_param(skip_probes, uint, 0444);
 MODULE_PARM_DESC(skip_probes, "bitmask of probes not to arm (bit = order in \"probes\"; for measuring their cost)");
 
@@ -89,11 +84,10 @@ static int __init dcrace_init(void)
 		return err;
 	report_init();
 	inject_init();
-	err = probes_arm_all();
-	if (!err)
-		err = open_arm();
+	layout_read();
+	err = arm_all();
 	if (!err && probes[P_WALK].fast)
-		sites_warm_up();
+		learn_walks();
 	if (!err && selftest_wanted())
 		err = selftest_verdict();
 	if (err) {

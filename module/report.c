@@ -153,16 +153,21 @@ static unsigned int walker_stack(unsigned long *out, unsigned int size,
 	return j;
 }
 
+static const char *lookup_kind_name(enum dcrace_lookup_kind kind)
+{
+	return kind == LK_OPEN ? "open" : "walk";
+}
+
 /*
- * Record race @v of step @s (judged at @now, with result @ret; the dentry
- * as judge_snapshot() saw it) in the ring and as a dcrace:dcrace_race
- * trace event; report it when verbose.
+ * Record race @v of step @s (judged at @now, with result @ret; @sn, the
+ * dentry as judge_snapshot() saw it) in the ring and as a
+ * dcrace:dcrace_race trace event; report it when verbose. Reads only
+ * what it is given.
  */
-void report_event(const struct dcrace_slot *s, enum dcrace_verdict v,
-		  long ret, u64 now)
+void report_event(const struct dcrace_slot *s, const struct dcrace_snap *sn,
+		  enum dcrace_verdict v, long ret, u64 now)
 {
 	struct dcrace_event *ep = this_cpu_ptr(&report_scratch.event);
-	const struct dcrace_snap *sn = slot_snap(s);
 
 	memset(ep, 0, sizeof(*ep));
 	ep->time_ns = now;

@@ -12,7 +12,8 @@
  * LOOKUP_RCU is set. And error-returning steps are judged end to end: a
  * lookup of a name whose negative dentry is cached must come out
  * genuine_negative. Otherwise insmod fails with -ENODEV and one line
- * saying what failed.
+ * saying what failed. The runtime reports to it through dcrace_watch, set
+ * only while it walks (no call from the core up to here).
  */
 #include <linux/dcache.h>
 #include <linux/fs.h>
@@ -23,7 +24,6 @@
 #include <linux/string.h>
 #include "internal.h"
 
-bool selftest_on;
 static struct task_struct *selftest_task;
 static unsigned int st_opened, st_sampled, st_closed;
 static unsigned int st_ok, st_bad_name, st_bad_seq, st_bad_rcu;
@@ -37,7 +37,7 @@ static bool mine(void)
 	return current == READ_ONCE(selftest_task);
 }
 
-void selftest_step_opened(void)
+static void selftest_step_opened(void)
 {
 	if (mine())
 		st_opened++;
@@ -57,8 +57,8 @@ static bool name_matches(const struct dcrace_nd_head *nd,
 	return !memcmp(want, have, hashlen_len(hl));
 }
 
-void selftest_sample(struct dcrace_slot *s, struct dentry *dentry,
-		     unsigned int seq)
+static void selftest_sample(struct dcrace_slot *s, struct dentry *dentry,
+			    unsigned int seq)
 {
 	const struct dcrace_nd_head *nd = s->nd;
 	bool bad = false;
@@ -91,7 +91,7 @@ void selftest_sample(struct dcrace_slot *s, struct dentry *dentry,
 		st_ok++;
 }
 
-void selftest_step_closed(const struct dcrace_slot *s)
+static void selftest_step_closed(const struct dcrace_slot *s)
 {
 	if (mine() && s->valid) {
 		st_closed++;
@@ -101,7 +101,7 @@ void selftest_step_closed(const struct dcrace_slot *s)
 }
 
 /* A step of ours judged (judge_verdict()): a negative lookup's? */
-void selftest_judged(const struct dcrace_slot *s, enum dcrace_verdict v)
+static void selftest_judged(const struct dcrace_slot *s, enum dcrace_verdict v)
 {
 	if (!mine() || !READ_ONCE(st_neg_on) || s->kind >= NR_LOOKUP_KINDS)
 		return;
@@ -109,6 +109,14 @@ void selftest_judged(const struct dcrace_slot *s, enum dcrace_verdict v)
 	st_neg_genuine += v == DCRACE_GENUINE_NEGATIVE;
 	st_neg_last = v;
 }
+
+/* What the runtime tells the self-check while it walks. */
+static const struct dcrace_watch selftest_watch = {
+	.step_opened = selftest_step_opened,
+	.sampled = selftest_sample,
+	.step_closed = selftest_step_closed,
+	.judged = selftest_judged,
+};
 
 /*
  * Lookups of a name whose negative dentry is cached: a walk step (an
@@ -201,10 +209,10 @@ int selftest_verdict(void)
 
 	WRITE_ONCE(selftest_task, current);
 	for (round = 0; round < 3; round++) {
-		WRITE_ONCE(selftest_on, true);
+		WRITE_ONCE(dcrace_watch, &selftest_watch);
 		warm_up_walks();
 		selftest_negative();
-		WRITE_ONCE(selftest_on, false);
+		WRITE_ONCE(dcrace_watch, NULL);
 		if (st_ok && st_closed && neg_judged() &&
 		    (!open_covered() || (st_open_sampled && st_open_closed)))
 			break;

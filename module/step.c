@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dcrace: one walk step, from its start to its judgment.
+ * dcrace: one walk step, from its start to its judgment (the core: the
+ * probe handlers in walk.c and open.c open, sample and end steps here;
+ * judging calls down to kill.c, inject.c and report.c only).
  *
  * A step is walk_component() on one path component, or open()'s last
  * lookup (open.c). Its task owns a slot from the step's start
@@ -81,6 +83,7 @@ struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 			      struct dcrace_nd_head *nd, enum dcrace_lookup_kind kind)
 {
 	struct dcrace_slot *s = slot_claim(current);
+	const struct dcrace_watch *w;
 
 	if (!s) {
 		cnt_inc(C_SLOTS_FULL);
@@ -97,8 +100,9 @@ struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 	s->ret_sp = ret_sp;
 	s->nd = nd;
 	cnt_inc(kind == LK_OPEN ? C_OPEN_LOOKUPS : C_WALKS);
-	if (unlikely(READ_ONCE(selftest_on)))
-		selftest_step_opened();
+	w = watching();
+	if (unlikely(w))
+		w->step_opened();
 	return s;
 }
 
@@ -141,7 +145,7 @@ static void early_test_learn(const struct dcrace_slot *s, long ret,
 	int cur, now;
 
 	if ((s->kind == LK_WALK && atomic64_read(&early_test.val) >= 0) ||
-	    !probes[P_STEP].sym)
+	    !READ_ONCE(step_probed))
 		return;
 	cur = atomic_read(seen);
 	now = dcrace_learn_early_test(cur, s->stepped, (int)ret, seq_changed);
@@ -183,11 +187,6 @@ static void count_verdict(enum dcrace_verdict v, enum dcrace_lookup_kind kind)
 	cnt_inc(c[v]);
 	if (kind < NR_LOOKUP_KINDS && v < DCRACE_UNEXPECTED && per[kind][v])
 		cnt_inc(per[kind][v]);
-}
-
-const char *lookup_kind_name(enum dcrace_lookup_kind kind)
-{
-	return kind == LK_OPEN ? "open" : "walk";
 }
 
 /*
@@ -240,6 +239,7 @@ void judge_verdict(struct dcrace_slot *s, long ret, u64 now)
 {
 	const struct dcrace_snap *sn = slot_snap(s);
 	struct dcrace_sighting sg = { .result = (int)ret, .inode_null = true };
+	const struct dcrace_watch *w;
 	enum dcrace_verdict v;
 
 	if (!s->snapped || !sn->inode_null)
@@ -264,18 +264,21 @@ void judge_verdict(struct dcrace_slot *s, long ret, u64 now)
 	 */
 	sg.late = s->stepped && early_test_kind(s->kind) != 0;
 	v = dcrace_classify(&sg);
-	if (unlikely(READ_ONCE(selftest_on)))
-		selftest_judged(s, v);
+	w = watching();
+	if (unlikely(w))
+		w->judged(s, v);
 	count_verdict(v, s->kind);
 	if (dcrace_verdict_is_race(v))
-		report_event(s, v, ret, now);
+		report_event(s, sn, v, ret, now);
 }
 
 /* The end of a step: judge it (if it ended in an error) and free the slot. */
 void step_done(struct dcrace_slot *s, long ret)
 {
-	if (unlikely(READ_ONCE(selftest_on)))
-		selftest_step_closed(s);
+	const struct dcrace_watch *w = watching();
+
+	if (unlikely(w))
+		w->step_closed(s);
 	if (s->valid && dcrace_result_judged((int)ret)) {
 		if (READ_ONCE(s->nd->flags) & LOOKUP_RCU) {
 			judge_snapshot(s, s->nd);
@@ -291,6 +294,8 @@ void step_done(struct dcrace_slot *s, long ret)
 void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
 		unsigned int seq)
 {
+	const struct dcrace_watch *w;
+
 	cnt_inc(C_RCU_LOOKUPS);
 	if (!dentry)
 		return;
@@ -308,8 +313,9 @@ void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
 		       ktime_get_mono_fast_ns() : 0;
 	s->dentry = dentry;
 	s->valid = true;
-	if (unlikely(READ_ONCE(selftest_on)))
-		selftest_sample(s, dentry, seq);
+	w = watching();
+	if (unlikely(w))
+		w->sampled(s, dentry, seq);
 	/* The window: d_seq sampled, d_inode not yet read by the walker. */
 	maybe_inject();
 }
@@ -328,106 +334,4 @@ void step_open_sampled(unsigned long ret_site, unsigned long ret_sp,
 		      (struct dcrace_nd_head *)current->nameidata, kind);
 	if (s)
 		rcu_sample(s, dentry, READ_ONCE(s->nd->next_seq));
-}
-
-/* ---- kretprobe handlers (fast=0) ----------------------------------------- */
-
-int walk_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct dcrace_slot **slot = (struct dcrace_slot **)ri->data;
-
-	hit(P_WALK);
-	if (!knob(K_ENABLED))
-		return 1;
-	*slot = step_open(0, 0, (struct dcrace_nd_head *)
-			  regs_get_kernel_argument(regs, 0), LK_WALK);
-	if (!*slot)
-		return 1;
-	this_cpu_inc(dcrace_pcpu.inflight[P_WALK]);
-	return 0;
-}
-
-int walk_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct dcrace_slot **slot = (struct dcrace_slot **)ri->data;
-
-	/* the slot is this step's only while current owns it */
-	if (dcrace_step_returns(READ_ONCE((*slot)->owner), current,
-				(*slot)->ret_site, (*slot)->ret_sp, 0, 0))
-		step_done(*slot, (long)regs_return_value(regs));
-	this_cpu_dec(dcrace_pcpu.inflight[P_WALK]);
-	return 0;
-}
-
-int rcu_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct dcrace_rcu_data *d = (struct dcrace_rcu_data *)ri->data;
-
-	hit(P_RCU);
-	if (!knob(K_ENABLED))
-		return 1;
-	d->slot = slot_find(current);
-	if (!d->slot)
-		return 1;
-	d->seqp = (unsigned int *)regs_get_kernel_argument(regs, 2);
-	this_cpu_inc(dcrace_pcpu.inflight[P_RCU]);
-	return 0;
-}
-
-int rcu_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct dcrace_rcu_data *d = (struct dcrace_rcu_data *)ri->data;
-	struct dentry *dentry = (struct dentry *)regs_return_value(regs);
-	struct dcrace_slot *s = d->slot;
-
-	this_cpu_dec(dcrace_pcpu.inflight[P_RCU]);
-	if (READ_ONCE(s->owner) != current)
-		return 0;
-	rcu_sample(s, dentry, READ_ONCE(*d->seqp));
-	return 0;
-}
-
-/* ---- kprobe handlers (fast=1) -------------------------------------------- */
-
-/*
- * Right after lookup_fast()'s call of __d_lookup_rcu(): rax is the dentry
- * found, and the d_seq it sampled is in nd->next_seq (its seqp argument).
- */
-int rcu_site_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct dcrace_slot *s;
-
-	hit(P_RCU);
-	if (!knob(K_ENABLED))
-		return 0;
-	if (READ_ONCE(stack_mode))
-		return stack_mode_claim(regs);
-	s = slot_find(current);
-	/* no walk step of ours: open()'s last lookup, or another caller */
-	if (!s || s->kind != LK_WALK) {
-		lookup_other(regs, (struct dentry *)regs->ax);
-		return 0;
-	}
-	if (stack_learning_now() && s->ret_site)
-		stack_learn(s, regs);
-	rcu_sample(s, (struct dentry *)regs->ax, READ_ONCE(s->nd->next_seq));
-	return 0;
-}
-
-/*
- * step_into() runs only when the step's own NULL-inode test (if the kernel
- * has one before it) let the dentry through; its -ECHILD then comes from
- * 6.1's guard in step_into(), not from that test.
- */
-int step_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct dcrace_slot *s;
-
-	hit(P_STEP);
-	if (!knob(K_ENABLED))
-		return 0;
-	s = slot_find(current);
-	if (s)
-		s->stepped = true;
-	return 0;
 }

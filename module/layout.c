@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dcrace: the layout, the kernel at hand as the probes need it, read once
+ * at load before any probe is armed (so no kprobe covers the text read):
+ * where walk_component() and open() call lookup_fast(), where lookup_fast()
+ * calls __d_lookup_rcu(), the exits (exits.c), where path_openat()'s
+ * callers get its result. The arming (probes.c, sites.c) and the handlers
+ * read dcrace_layout; nothing here runs after load. The nameidata mirror
+ * that the handlers read is in internal.h.
+ */
+#include "internal.h"
+
+struct dcrace_layout dcrace_layout;
+
+/*
+ * open()'s calls of lookup_fast(), wherever they were inlined: 6.1's
+ * open_last_lookups(), 6.12's lookup_fast_for_open() (in path_openat() on
+ * Debian's 6.12 twice, the O_CREAT case apart). More than fit: none.
+ */
+static void open_lookups_find(struct dcrace_layout *l)
+{
+	static const char * const callers[] = {
+		"path_openat", "open_last_lookups", "lookup_fast_for_open",
+	};
+	unsigned int i, n;
+
+	for (i = 0; i < ARRAY_SIZE(callers); i++) {
+		n = call_sites_after(callers[i], "lookup_fast",
+				     l->open_lookup_rets + l->nr_open_lookups,
+				     DCRACE_OPEN_LOOKUPS - l->nr_open_lookups);
+		if (n > DCRACE_OPEN_LOOKUPS - l->nr_open_lookups) {
+			l->nr_open_lookups = 0;
+			return;
+		}
+		l->nr_open_lookups += n;
+	}
+}
+
+/*
+ * After every call of path_openat() in its callers, or none: an open()
+ * returning where no probe is would leave its step unjudged.
+ */
+static void open_rets_find(struct dcrace_layout *l)
+{
+	static const char * const callers[] = {
+		"do_filp_open", "do_file_open_root",
+	};
+	unsigned int i, n, room;
+
+	for (i = 0; i < ARRAY_SIZE(callers); i++) {
+		room = DCRACE_OPEN_SITES - l->nr_open_rets;
+		n = call_sites_after(callers[i], "path_openat",
+				     l->open_rets + l->nr_open_rets, room);
+		if (!n || n > room) {
+			pr_warn("dcrace: open()'s last component is not judged: %u calls of path_openat in %s (room for %u)\n",
+				n, callers[i], room);
+			l->nr_open_rets = 0;
+			return;
+		}
+		l->nr_open_rets += n;
+	}
+}
+
+/*
+ * Read what this load's configuration uses: with fast=0 (kretprobes)
+ * nothing; exits only where they can be used (not with late_sites=1, nor
+ * without the step_into probe, nor when walk_component() calls step_into()
+ * instead of tail-jumping to it); open()'s pieces only with the rcu_lookup
+ * site (path_openat()'s returns only with terminate_walk's probe).
+ */
+void layout_read(void)
+{
+	struct dcrace_layout *l = &dcrace_layout;
+	unsigned long after;
+
+	if (!fast)
+		return;
+	if (!late_sites && !(skip_probes & BIT(P_STEP)) &&
+	    !call_sites_after("walk_component", "step_into", &after, 1))
+		l->nr_exits = exits_read(l->exits);
+	l->wc_lookup_ret = call_site_after("walk_component", "lookup_fast");
+	l->rcu_site = call_site_after("lookup_fast", "__d_lookup_rcu");
+	if (!l->rcu_site)
+		return;
+	open_lookups_find(l);
+	if (l->nr_open_lookups && !(skip_probes & BIT(P_TERM)))
+		open_rets_find(l);
+}
