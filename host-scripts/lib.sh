@@ -143,10 +143,11 @@ cache_lock() {
 }
 
 # kernel_field NAME COLUMN: a column of the kernel table (defs.sh): line,
-# build, early_test, expect, patches or package; fails for a name not in it.
+# build, early_test, expect, patches, package or errors; fails for a name
+# not in it.
 kernel_field() {
-	local name line build early expect patches package
-	while read -r name line build early expect patches package; do
+	local name line build early expect patches package errors
+	while read -r name line build early expect patches package errors; do
 		[[ $name == "$1" ]] || continue
 		case $2 in
 		line) echo "$line" ;;
@@ -155,6 +156,7 @@ kernel_field() {
 		expect) echo "$expect" ;;
 		patches) echo "$patches" ;;
 		package) echo "$package" ;;
+		errors) echo "$errors" ;;
 		esac
 		return 0
 	done <<<"$DCRACE_KERNELS"

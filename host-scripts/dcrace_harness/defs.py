@@ -46,7 +46,8 @@ def is_splat(line):
 class Kernel:
     """One row of the kernel table."""
 
-    def __init__(self, name, line, build, early_test, expect, patches, package):
+    def __init__(self, name, line, build, early_test, expect, patches, package,
+                 errors):
         self.name = name
         self.line = line
         self.package = None if package == "-" else package
@@ -54,6 +55,8 @@ class Kernel:
         self.early_test = early_test
         self.expect = expect
         self.patches = [] if patches == "-" else patches.split(",")
+        # the hard-error rule (mode mutate): "race" or "clean"
+        self.errors = errors
 
     @property
     def expect_race(self):

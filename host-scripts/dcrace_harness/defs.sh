@@ -33,22 +33,30 @@ DCRACE_SPLAT_OWN='BUG: dcrace: false ENOENT in rcu-walk'
 # the series applied to the pristine source, comma-separated prefixes
 # under patches/LINE/ ("0001" is 0001-*.patch, "open-last/0001" is
 # open-last/0001-*.patch; "-": none, not built here); package: for debian
-# kernels the Debian meta package whose image is fetched ("-" otherwise).
+# kernels the Debian meta package whose image is fetched ("-" otherwise);
+# errors: the rule beyond the NULL inode (workload mode mutate): race when
+# the kernel returns RCU-mode hard errors from state its seqcounts no
+# longer vouch for (6.1's may_lookup() trusts a lazy permission failure),
+# clean when it revalidates them (6.12, and 6.1 with "backport").
+# "expect" is the NULL-inode (false ENOENT) rule; "seq-forget" breaks it
+# from the writer's side (its pruner clears d_inode without moving d_seq).
 # compare needs one race and one clean kernel for a verdict (unfixed and
 # fixed); any other clean one with a false ENOENT fails the fix too.
 DCRACE_KERNELS='
-unfixed            6.1  std    1 race  0001               -
-fixed              6.1  std    1 clean 0001,0002          -
-mount-refetch      6.1  std    0 race  mount-refetch/0001 -
-open-last          6.1  std    0 race  open-last/0001     -
-debug              6.1  debug  1 race  0001               -
-debian             6.1  debian 0 clean -                  linux-image-amd64
-6.12/unfixed       6.12 std    1 race  0001               -
-6.12/fixed         6.12 std    1 clean 0001,0002          -
-6.12/mount-refetch 6.12 std    0 race  mount-refetch/0001 -
-6.12/open-last     6.12 std    0 race  open-last/0001     -
-debian-6.12        6.12 debian 0 clean -                  linux-image-6.12-amd64
-debian-6.12-rt     6.12 debian 0 clean -                  linux-image-6.12-rt-amd64
+unfixed            6.1  std    1 race  0001                  -                         race
+fixed              6.1  std    1 clean 0001,0002             -                         race
+mount-refetch      6.1  std    0 race  mount-refetch/0001    -                         race
+open-last          6.1  std    0 race  open-last/0001        -                         race
+backport           6.1  std    1 clean 0001,0002,backport/0001 -                       clean
+seq-forget         6.1  std    1 race  0001,0002,seq-forget/0001 -                     race
+debug              6.1  debug  1 race  0001                  -                         race
+debian             6.1  debian 0 clean -                     linux-image-amd64         race
+6.12/unfixed       6.12 std    1 race  0001                  -                         clean
+6.12/fixed         6.12 std    1 clean 0001,0002             -                         clean
+6.12/mount-refetch 6.12 std    0 race  mount-refetch/0001    -                         clean
+6.12/open-last     6.12 std    0 race  open-last/0001        -                         clean
+debian-6.12        6.12 debian 0 clean -                     linux-image-6.12-amd64    clean
+debian-6.12-rt     6.12 debian 0 clean -                     linux-image-6.12-rt-amd64 clean
 '
 # The kernel lines, and the pair compare and make compare use on each.
 DCRACE_LINES='6.1 6.12'
