@@ -153,6 +153,7 @@ int unlazy_pre(struct kprobe *p, struct pt_regs *regs)
 	struct dentry *d;
 	int err;
 
+	hit(P_UNLAZY);
 	if (!in_walk(caller) || !(READ_ONCE(nd->flags) & LOOKUP_RCU))
 		return 0;
 	d = READ_ONCE(nd->path.dentry);

@@ -72,13 +72,21 @@ static void walk_fns_find(struct dcrace_layout *l)
 		[WF_LOOKUP] = "path_lookupat", [WF_PARENT] = "path_parentat",
 		[WF_OPEN] = "path_openat", [WF_LINK] = "link_path_walk",
 	};
+	/* gcc's clones of link_path_walk() seen on our builds and Debian's */
+	static const char * const link_clones[] = {
+		"link_path_walk", "link_path_walk.part.0.constprop.0",
+		"link_path_walk.part.0", "link_path_walk.constprop.0",
+		"link_path_walk.isra.0",
+	};
+	struct dcrace_walk_fn *f = l->walk_fns;
 	unsigned int i;
 
 	for (i = 0; i < DCRACE_WALK_FNS; i++) {
-		l->walk_fns[i].name = names[i];
-		l->walk_fns[i].start = func_start(names[i],
-						  &l->walk_fns[i].size);
+		f[i].name = names[i];
+		f[i].start = func_start(names[i], &f[i].size);
 	}
+	for (i = 0; i < ARRAY_SIZE(link_clones) && !f[WF_LINK].start; i++)
+		f[WF_LINK].start = func_start(link_clones[i], &f[WF_LINK].size);
 }
 
 /*
