@@ -65,6 +65,9 @@ static void end_read(struct dcrace_end_snap *e, struct dcrace_nd_head *nd,
  */
 void end_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd)
 {
+	/* the last end never reached a probed return (path_mountpoint()...) */
+	if (s->end_pending)
+		cnt_inc(C_END_UNJUDGED);
 	end_read(slot_end(s), nd, s);
 	s->end_pending = true;
 }
