@@ -6,8 +6,10 @@
 # names. Where the line has them: "backport" (the upstream may_lookup()
 # fix, tested by running its may_lookup() against stubs) changes only
 # may_lookup(), and "seq-forget" only __dentry_kill() (which then moves
-# no d_seq) in fs/dcache.c. A line whose source tarball is not
-# installed is skipped.
+# no d_seq) in fs/dcache.c; when the std kernels are built, the files
+# build-kernels saved for those two are their series' and their bzImages
+# are not fixed's. A line whose source tarball is not installed is
+# skipped.
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -17,8 +19,8 @@ source "$HS/lib.sh"
 # shellcheck source=tests/patches-lib.sh
 source "$(dirname "$0")/patches-lib.sh"
 PER_LINE=17
-PER_BACKPORT=8
-PER_SEQ_FORGET=6
+PER_BACKPORT=9
+PER_SEQ_FORGET=7
 mapfile -t lines < <(cd "$ROOT/patches" && find . -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort -V)
 # points L: how many test points line L has.
 points() {
