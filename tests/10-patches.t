@@ -41,6 +41,19 @@ trap 'rm -rf "$tmp"' EXIT
 # code_added DIFF: the added lines that are code, not comment.
 code_added() { grep '^+[^+]' <<<"$1" | grep -vE '^\+\s*(/\*|\*)' | tr -d ' \t+' || true; }
 
+# variant NAME: apply NAME's series to the pristine namei.c into
+# $t/NAME.c, its diff into $d; a test point for applying. Uses
+# check_line's $t, $src, $P, ga and d.
+variant() {
+	local f
+	cp "$t/orig.c" "$src/fs/namei.c"
+	f=$(ls "$P/$1"/0001-*.patch)
+	check "$L: $1 applies to the pristine tree with git apply --check" ga --check "$f"
+	ga "$f" || true
+	cp "$src/fs/namei.c" "$t/$1.c"
+	d=$(diff -U3 "$t/orig.c" "$t/$1.c" || true)
+}
+
 # check_line L TARBALL: the PER_LINE test points of line L.
 check_line() {
 	local L=$1 tarball=$2 src P p1 p2 d1 d2 d hunks added code want
@@ -87,17 +100,6 @@ check_line() {
 	# Nothing else in the tree: the rest of namei.c is the original.
 	ok "$(grep -c '^-[^-]' <<<"$d2" | grep -qx 1; echo $?)" "$L: the fix removes only the old if line"
 
-	# variant NAME: apply NAME's series to the pristine namei.c into
-	# $t/NAME.c, its diff into $d; a test point for applying.
-	variant() {
-		local f
-		cp "$t/orig.c" "$src/fs/namei.c"
-		f=$(ls "$P/$1"/0001-*.patch)
-		check "$L: $1 applies to the pristine tree with git apply --check" ga --check "$f"
-		ga "$f" || true
-		cp "$src/fs/namei.c" "$t/$1.c"
-		d=$(diff -U3 "$t/orig.c" "$t/$1.c" || true)
-	}
 
 	# mount-refetch: __follow_mount_rcu() re-samples next_seq for every
 	# dentry, before its mount-point test; nothing else changes.
