@@ -19,7 +19,7 @@ diag "$cp_out"
 ok "$([[ -z $cp_out ]]; echo $?)" "checkpatch.pl --strict --no-tree is clean on module/ and include/"
 
 scripts=()
-for f in "$ROOT"/host-scripts/* "$ROOT"/tests/run "$ROOT"/tests/*.t "$ROOT"/tests/lib.sh "$ROOT"/.ci/run; do
+for f in "$ROOT"/host-scripts/* "$ROOT"/tests/run "$ROOT"/tests/*.t "$ROOT"/tests/*.sh "$ROOT"/.ci/run; do
 	[[ -f $f ]] || continue
 	if [[ $f == *.sh ]] || head -n 1 "$f" | grep -q '^#!.*bash'; then
 		scripts+=("$f")

@@ -6,8 +6,10 @@
 # names. Where the line has them: "backport" (the upstream may_lookup()
 # fix, tested by running its may_lookup() against stubs) changes only
 # may_lookup(), and "seq-forget" only __dentry_kill() (which then moves
-# no d_seq) in fs/dcache.c. A line whose source tarball is not
-# installed is skipped.
+# no d_seq) in fs/dcache.c; when the std kernels are built, the files
+# build-kernels saved for those two are their series' and their bzImages
+# are not fixed's. A line whose source tarball is not installed is
+# skipped.
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -17,8 +19,8 @@ source "$HS/lib.sh"
 # shellcheck source=tests/patches-lib.sh
 source "$(dirname "$0")/patches-lib.sh"
 PER_LINE=17
-PER_BACKPORT=8
-PER_SEQ_FORGET=6
+PER_BACKPORT=9
+PER_SEQ_FORGET=7
 mapfile -t lines < <(cd "$ROOT/patches" && find . -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort -V)
 # points L: how many test points line L has.
 points() {
@@ -38,6 +40,19 @@ trap 'rm -rf "$tmp"' EXIT
 
 # code_added DIFF: the added lines that are code, not comment.
 code_added() { grep '^+[^+]' <<<"$1" | grep -vE '^\+\s*(/\*|\*)' | tr -d ' \t+' || true; }
+
+# variant NAME: apply NAME's series to the pristine namei.c into
+# $t/NAME.c, its diff into $d; a test point for applying. Uses
+# check_line's $t, $src, $P, ga and d.
+variant() {
+	local f
+	cp "$t/orig.c" "$src/fs/namei.c"
+	f=$(ls "$P/$1"/0001-*.patch)
+	check "$L: $1 applies to the pristine tree with git apply --check" ga --check "$f"
+	ga "$f" || true
+	cp "$src/fs/namei.c" "$t/$1.c"
+	d=$(diff -U3 "$t/orig.c" "$t/$1.c" || true)
+}
 
 # check_line L TARBALL: the PER_LINE test points of line L.
 check_line() {
@@ -85,17 +100,6 @@ check_line() {
 	# Nothing else in the tree: the rest of namei.c is the original.
 	ok "$(grep -c '^-[^-]' <<<"$d2" | grep -qx 1; echo $?)" "$L: the fix removes only the old if line"
 
-	# variant NAME: apply NAME's series to the pristine namei.c into
-	# $t/NAME.c, its diff into $d; a test point for applying.
-	variant() {
-		local f
-		cp "$t/orig.c" "$src/fs/namei.c"
-		f=$(ls "$P/$1"/0001-*.patch)
-		check "$L: $1 applies to the pristine tree with git apply --check" ga --check "$f"
-		ga "$f" || true
-		cp "$src/fs/namei.c" "$t/$1.c"
-		d=$(diff -U3 "$t/orig.c" "$t/$1.c" || true)
-	}
 
 	# mount-refetch: __follow_mount_rcu() re-samples next_seq for every
 	# dentry, before its mount-point test; nothing else changes.

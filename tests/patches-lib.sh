@@ -53,6 +53,25 @@ apply_series() {
 	done
 }
 
+# check_built L NAME FILE...: a point on line L's built kernel NAME, when
+# the std kernels of the current key are built (else a skip): each FILE
+# (fs/namei.c, fs/dcache.c) that build-kernels saved is what applying
+# NAME's series gives ($src), and its bzImage is not fixed's.
+check_built() {
+	local L=$1 n=$2 d f w=0
+	shift 2
+	d=$(kernel_dir std "$L")
+	if [[ ! -f $d/done ]]; then
+		skip "$L: the built $n kernel: the std kernels are not built ($d)"
+		return 0
+	fi
+	for f in "$@"; do
+		cmp -s "$d/$n/$(basename "$f")" "$src/$f" || { diag "$n: saved $f is not the series'"; w=1; }
+	done
+	! cmp -s "$d/$n/bzImage" "$d/fixed/bzImage" || { diag "$n: bzImage is fixed's"; w=1; }
+	ok "$w" "$L: the built $n kernel: build-kernels' saved ${*//fs\//} match its series, its bzImage is not fixed's"
+}
+
 # split_fns FILE DIR: every function definition of FILE (kernel style:
 # the signature at column 0, the body up to the next "}" line) into
 # DIR/NAME; the lines outside them into DIR/=rest.
@@ -195,6 +214,8 @@ check_backport() {
 		${got[5]} == 'ret=-13 unlazy=0 perm=block,-' ]]; echo $?)" \
 		"$L: backport: after -ECHILD inode_permission() is retried without MAY_NOT_BLOCK; ref-walk unchanged"
 
+	check_built "$L" backport fs/namei.c fs/dcache.c
+
 	# The same answers as a line that has the fix upstream (6.12).
 	r612=/usr/src/linux-source-6.12.tar.xz
 	if [[ $L != 6.12 && -r $r612 ]]; then
@@ -230,6 +251,8 @@ check_seq_forget() {
 		"$L: pristine __dentry_kill() moves d_seq through __d_drop() and dentry_unlink_inode() (got: $got)"
 	got=$(seq_moves "$s" __dentry_kill | paste -sd ' ')
 	ok "$([[ -z $got ]]; echo $?)" "$L: seq-forget's __dentry_kill() moves no d_seq (got: ${got:-none})"
+
+	check_built "$L" seq-forget fs/namei.c fs/dcache.c
 
 	# Only __dentry_kill() changes; what is added is functions only it
 	# calls, and comment lines.
