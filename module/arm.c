@@ -43,8 +43,8 @@ int arm_all(void)
 	for (i = 0; i < NR_PROBES; i++) {
 		const struct dcrace_probe *p = &probes[i];
 
-		/* armed by open_arm(), if open()'s lookup is found */
-		if (!probe_wanted(i) || i == P_TERM ||
+		/* armed by open_arm(), end_arm(), if open()'s lookup is found */
+		if (!probe_wanted(i) || i == P_TERM || i == P_UNLAZY ||
 		    (i == P_STEP && exit_mode))
 			continue;
 		err = probe_arm(i);
@@ -66,7 +66,8 @@ int arm_all(void)
 	/* where walk steps end is chosen: return sites, if not the exits */
 	if (!exit_mode)
 		sites_open();
-	return open_arm();
+	open_arm();
+	return end_arm();
 }
 
 /*
@@ -100,7 +101,7 @@ static void kretprobe_drain(enum dcrace_probe_id id)
 void disarm_all(void)
 {
 	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES + DCRACE_OPEN_SITES +
-			  DCRACE_EXITS];
+			  DCRACE_EXITS + DCRACE_END_SITES];
 	int i, n = 0;
 
 	sites_close();
@@ -123,6 +124,7 @@ void disarm_all(void)
 		if (sites[i].armed)
 			kps[n++] = &sites[i].kp;
 	open_kprobes(kps, &n);
+	end_kprobes(kps, &n);
 	if (n)
 		unregister_kprobes(kps, n);
 	sites_sync();
@@ -133,6 +135,7 @@ void disarm_all(void)
 	WRITE_ONCE(step_probed, false);
 	sites_clear();
 	open_clear();
+	end_clear();
 	exits_clear();
 }
 
@@ -156,6 +159,7 @@ unsigned long kprobes_missed(void)
 		/* pairs with site_work_fn(): the kprobe is registered */
 		if (smp_load_acquire(&sites[i].armed))
 			n += sites[i].kp.nmissed;
-	return n + open_kprobes_missed() + exits_kprobes(NULL, NULL);
+	return n + open_kprobes_missed() + end_kprobes_missed() +
+	       exits_kprobes(NULL, NULL);
 }
 

@@ -178,32 +178,22 @@ static void oracle_kill_key(struct kunit *test)
 /*
  * A pruned name looked up again can get its dentry at the same address,
  * with the same parent, name hash and d_seq: the earlier lifetime's kill
- * record, made before the walker's sample, must not name the killer (nor
- * say the dentry was positive); the kill after the sample does.
+ * record (its grace period elapsed: the memory was freed and reused) must
+ * not name the killer (nor say the dentry was positive); this lifetime's
+ * kill does, whenever it came (before the probe read the sample, too).
  */
 static void oracle_kill_lifetime(struct kunit *test)
 {
 	static int d, p;
 	struct dcrace_kill_key rec = { &d, &p, 2, 0x1234 }, want = rec;
-	u64 sample = 1000000;
 
-	/* the earlier lifetime, killed before this one was sampled */
-	KUNIT_EXPECT_FALSE(test, dcrace_kill_matches(&rec, sample - 50000,
-						     &want, sample));
-	KUNIT_EXPECT_FALSE(test, dcrace_kill_matches(&rec, sample - 1,
-						     &want, sample));
-	/* the kill that invalidated the sample: at it or after */
-	KUNIT_EXPECT_TRUE(test, dcrace_kill_matches(&rec, sample, &want,
-						    sample));
-	KUNIT_EXPECT_TRUE(test, dcrace_kill_matches(&rec, sample + 20000,
-						    &want, sample));
-	/* a sample that saw d_seq changed already: no bound */
-	KUNIT_EXPECT_TRUE(test, dcrace_kill_matches(&rec, sample - 50000,
-						    &want, 0));
-	/* late, but another key */
+	/* the earlier lifetime: a grace period has elapsed since its kill */
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_matches(&rec, &want, true));
+	/* this lifetime's kill, in the walker's RCU section */
+	KUNIT_EXPECT_TRUE(test, dcrace_kill_matches(&rec, &want, false));
+	/* in the section, but another key */
 	want.seq = 4;
-	KUNIT_EXPECT_FALSE(test, dcrace_kill_matches(&rec, sample + 20000,
-						     &want, sample));
+	KUNIT_EXPECT_FALSE(test, dcrace_kill_matches(&rec, &want, false));
 }
 
 /*
@@ -469,8 +459,10 @@ static struct kunit_suite knob_suite = {
 };
 
 #include "dcrace_test_decode.c"
+#include "dcrace_test_end.c"
 
-kunit_test_suites(&oracle_suite, &ring_suite, &knob_suite, &decode_suite);
+kunit_test_suites(&oracle_suite, &ring_suite, &knob_suite, &decode_suite,
+		  &end_suite);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("KUnit tests for dcrace");

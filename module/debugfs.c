@@ -82,6 +82,14 @@ static void lookup_callers_show(struct seq_file *m)
 	for (i = 0; open_site_name(i); i++)
 		seq_printf(m, "open_return %s kprobe armed -\n",
 			   open_site_name(i));
+	for (i = 0; end_site_name(i); i++)
+		seq_printf(m, "end_return %s kprobe armed -\n",
+			   end_site_name(i));
+	/* the walk functions whose RCU-mode hard errors are judged (end.c) */
+	for (i = 0; i < WF_LINK; i++)
+		seq_printf(m, "walk_end %s %s\n", l->walk_fns[i].name,
+			   !l->walk_fns[i].start ? "absent" :
+			   end_fn_covered(i) ? "judged" : "missing");
 }
 
 static int probes_show(struct seq_file *m, void *v)
@@ -119,6 +127,7 @@ DEFINE_SHOW_ATTRIBUTE(probes);
 
 static void event_show(struct seq_file *m, const struct dcrace_event *e)
 {
+	char errbuf[16];
 	unsigned int i;
 
 	seq_printf(m, "event: %llu\n", e->id);
@@ -131,6 +140,13 @@ static void event_show(struct seq_file *m, const struct dcrace_event *e)
 	seq_printf(m, "d_seq: sampled=%u current=%u\n", e->seq_sampled,
 		   e->seq_current);
 	seq_printf(m, "result: %d\n", e->result);
+	seq_printf(m, "errno: %s\n", dcrace_errno_name(e->result, errbuf,
+						       sizeof(errbuf)));
+	seq_printf(m, "lookup: %s\n", e->lookup == LK_OPEN ? "open" :
+		   e->lookup == LK_END ? "end" : "walk");
+	seq_printf(m, "end: %s\n", e->end[0] ? e->end : "-");
+	seq_printf(m, "seq_state: %s\n", e->seq_sampled == e->seq_current ?
+		   "unchanged" : "changed");
 	if (e->killer_known)
 		seq_printf(m, "killer: pid=%d comm=%s kill_to_read_ns=%lld\n",
 			   e->killer_pid, e->killer_comm, e->kill_to_read_ns);

@@ -137,11 +137,12 @@ static u32 inject_rand100(void)
 	return prandom_u32_state(this_cpu_ptr(&inject_rnd)) % 100;
 }
 
-void maybe_inject(void)
+void maybe_inject(unsigned int window)
 {
 	s64 delay = knob(K_DELAY_US), interval, prob;
 
-	if (!delay || !knob(K_TIMES) || !comm_matches())
+	if (!delay || !(knob(K_WINDOW) & window) || !knob(K_TIMES) ||
+	    !comm_matches())
 		return;
 	interval = knob(K_INTERVAL);
 	if (interval > 1 && atomic64_inc_return(&inject_count) % interval)

@@ -63,10 +63,13 @@ enum dcrace_counter {
 
 /* The probes, in the order of "probes" (and of skip_probes' bits). */
 enum dcrace_probe_id { P_WALK, P_LOOKUP, P_RCU, P_STEP, P_KILL, P_TERM,
-		       NR_PROBES };
+		       P_UNLAZY, NR_PROBES };
 
-/* Which caller of lookup_fast() a step is (the trace event's lookup=). */
-enum dcrace_lookup_kind { LK_WALK, LK_OPEN, NR_LOOKUP_KINDS };
+/*
+ * Which caller of lookup_fast() a step is (the trace event's lookup=);
+ * LK_END: no step, the walk's end (end.c).
+ */
+enum dcrace_lookup_kind { LK_WALK, LK_OPEN, NR_LOOKUP_KINDS, LK_END = NR_LOOKUP_KINDS };
 
 struct dcrace_pcpu {
 	u64 c[NR_COUNTERS];
@@ -140,6 +143,7 @@ extern bool exit_mode;		/* walk steps end at the exits (sites.c) */
 extern bool stack_mode;		/* rcu_lookup opens the walk steps (learn.c) */
 extern bool step_probed;	/* step_into is probed (entry or exits) */
 extern bool open_on;		/* every piece of open()'s judgement armed */
+extern bool end_on;		/* walk ends judged: terminate_walk, returns */
 extern bool sites_learning;	/* return sites are learnt (sites.c) */
 
 /*
@@ -163,6 +167,7 @@ static inline bool open_covered(void)
 struct dcrace_kill {
 	struct dcrace_kill_key key;	/* pointers compared, never followed */
 	u64 time_ns;
+	unsigned long gp;	/* get_state_synchronize_rcu() at the kill */
 	pid_t pid;
 	char comm[TASK_COMM_LEN];
 	bool positive;
@@ -197,13 +202,28 @@ struct dcrace_slot {
 	unsigned long ret_site;	/* where walk_component returns (fast) */
 	unsigned long ret_sp;	/* the stack pointer there (fast) */
 	struct dentry *dentry;	/* see the lifetime rule in step.c */
-	u64 sample_ns;		/* kill records older are another lifetime's */
 	unsigned int seq;
 	bool valid;
 	bool positive;
 	bool stepped;		/* step_into() ran in this step */
 	u8 kind;		/* enum dcrace_lookup_kind */
 	bool snapped;		/* its dcrace_snap (slot_snap()) is taken */
+	bool end_pending;	/* its dcrace_end_snap waits for the result */
+};
+
+/*
+ * The end of an RCU walk (terminate_walk() with LOOKUP_RCU set), read in
+ * its RCU section (end.c), judged when the walk function's result is
+ * known, at its return site.
+ */
+struct dcrace_end_snap {
+	bool dentry_stale;	/* nd->path.dentry's d_seq != nd->seq */
+	bool inode_stale;	/* nd->inode != nd->path.dentry->d_inode */
+	bool step_stale;	/* open()'s last step's dentry changed */
+	bool name_truncated;
+	unsigned int seq;	/* nd->seq */
+	unsigned int cur;	/* nd->path.dentry's d_seq */
+	char name[DCRACE_NAME_LEN];	/* nd->path.dentry's name */
 };
 
 /*
@@ -240,6 +260,25 @@ unsigned int call_sites_after(const char *caller, const char *callee,
 #define DCRACE_OTHER_CALLERS	4
 #define DCRACE_OPEN_LOOKUPS	4
 
+/* A walk function's text (layout.walk_fns[]): "end=" and try_to_unlazy. */
+enum dcrace_walk_fn_id { WF_LOOKUP, WF_PARENT, WF_OPEN, WF_LINK,
+			 DCRACE_WALK_FNS };
+
+struct dcrace_walk_fn {
+	const char *name;
+	unsigned long start, size;	/* 0: not in this kernel */
+};
+
+#define DCRACE_END_SITES	8
+
+/* After a call of a walk function returning an int errno. */
+struct dcrace_end_ret {
+	unsigned long addr;
+	enum dcrace_walk_fn_id fn;
+};
+
+const char *walk_fn_name(unsigned long addr);
+
 /* Where a probe at an exit goes (exit mode, exits.c). */
 struct dcrace_exit_at {
 	unsigned long addr;
@@ -264,6 +303,11 @@ struct dcrace_layout {
 	/* after every call of path_openat(), or none */
 	unsigned long open_rets[DCRACE_OPEN_SITES];
 	unsigned int nr_open_rets;
+	/* the walk functions (link_path_walk() is inlined on some builds) */
+	struct dcrace_walk_fn walk_fns[DCRACE_WALK_FNS];
+	/* after the calls of path_lookupat() and path_parentat() */
+	struct dcrace_end_ret end_rets[DCRACE_END_SITES];
+	unsigned int nr_end_rets;
 };
 
 extern struct dcrace_layout dcrace_layout;
@@ -282,18 +326,22 @@ void report_reset(void);
 void report_sync(void);
 void report_event(const struct dcrace_slot *s, const struct dcrace_snap *sn,
 		  enum dcrace_verdict v, long ret, u64 now);
+void report_end_event(const struct dcrace_end_snap *e, enum dcrace_verdict v,
+		      long ret, u64 now, const char *end);
 
 /* ---- the pruner's record (kill.c) --------------------------------------- */
 
-bool kill_find(const struct dcrace_kill_key *key, u64 since,
-	       struct dcrace_kill *out);
+bool kill_find(const struct dcrace_kill_key *key, struct dcrace_kill *out);
 void kill_reset(void);
 int kill_pre(struct kprobe *p, struct pt_regs *regs);
 
 /* ---- injection (inject.c) ---------------------------------------------- */
 
 void inject_init(void);
-void maybe_inject(void);
+/* The windows (knob "window"): after the d_seq sample, after a step. */
+#define DCRACE_WINDOW_SAMPLE	1
+#define DCRACE_WINDOW_STEP	2
+void maybe_inject(unsigned int window);
 int inject_comm_set(const char *buf, size_t len);
 int inject_comm_get(char *buf, size_t size);
 int inject_delay_set(const char *buf);
@@ -308,12 +356,29 @@ void step_open_sampled(unsigned long ret_site, unsigned long ret_sp,
 		       enum dcrace_lookup_kind kind, struct dentry *dentry);
 void step_done(struct dcrace_slot *s, long ret);
 void slot_release(struct dcrace_slot *s);
+void slot_reset_step(struct dcrace_slot *s);
 struct dcrace_snap *slot_snap(const struct dcrace_slot *s);
+struct dcrace_end_snap *slot_end(const struct dcrace_slot *s);
+struct dcrace_slot *slot_claim(struct task_struct *t);
 void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd);
 void judge_verdict(struct dcrace_slot *s, long ret, u64 now);
 void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
 		unsigned int seq);
 int early_test_now(void);
+
+/* ---- core: the end of an RCU walk (end.c) ------------------------------ */
+
+/* A probe after a call of a walk function (armed by sites.c). */
+struct dcrace_end_site {
+	struct kprobe kp;
+	struct dcrace_end_ret at;
+	char name[KSYM_SYMBOL_LEN];
+};
+
+void end_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd);
+void end_judge(struct dcrace_slot *s, long ret, enum dcrace_walk_fn_id fn);
+int end_ret_pre(struct kprobe *p, struct pt_regs *regs);
+int unlazy_pre(struct kprobe *p, struct pt_regs *regs);
 
 /* ---- core: open()'s last component, other lookups (open.c) ------------- */
 
@@ -422,6 +487,12 @@ void exits_disarm(void);
 void exits_clear(void);
 const char *exit_name(unsigned int i);
 int open_arm(void);
+int end_arm(void);
+bool end_fn_covered(enum dcrace_walk_fn_id fn);
+void end_kprobes(struct kprobe **kps, int *n);
+unsigned long end_kprobes_missed(void);
+void end_clear(void);
+const char *end_site_name(unsigned int i);
 void open_kprobes(struct kprobe **kps, int *n);
 unsigned long open_kprobes_missed(void);
 void open_clear(void);

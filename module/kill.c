@@ -18,6 +18,7 @@
 #include <linux/bitops.h>
 #include <linux/hash.h>
 #include <linux/ktime.h>
+#include <linux/rcupdate.h>
 #include <linux/seqlock.h>
 #include <linux/string.h>
 #include "internal.h"
@@ -47,12 +48,12 @@ static struct dcrace_kill_set *kill_set(const void *dentry)
 }
 
 /*
- * The record of the kill that invalidated a walker's sample @key, taken
- * at @since: one made before it is an earlier lifetime's at the same
- * address (dcrace_kill_matches()).
+ * The record of the kill of the dentry a walker found (@key: its sample),
+ * called in the walker's RCU section: a record whose grace period has
+ * elapsed is an earlier lifetime's at the same address
+ * (dcrace_kill_matches()).
  */
-bool kill_find(const struct dcrace_kill_key *key, u64 since,
-	       struct dcrace_kill *out)
+bool kill_find(const struct dcrace_kill_key *key, struct dcrace_kill *out)
 {
 	struct dcrace_kill_set *set = kill_set(key->dentry);
 	bool found = false;
@@ -64,8 +65,11 @@ bool kill_find(const struct dcrace_kill_key *key, u64 since,
 		return false;
 	}
 	for (w = 0; w < DCRACE_KILL_WAYS; w++) {
-		if (dcrace_kill_matches(&set->way[w].key,
-					set->way[w].time_ns, key, since)) {
+		const struct dcrace_kill *k = &set->way[w];
+
+		if (dcrace_kill_key_eq(&k->key, key) &&
+		    dcrace_kill_matches(&k->key, key,
+					poll_state_synchronize_rcu(k->gp))) {
 			*out = set->way[w];
 			found = true;
 			break;
@@ -107,6 +111,8 @@ int kill_pre(struct kprobe *p, struct pt_regs *regs)
 	}
 	k = kill_slot(set, dentry);
 	k->time_ns = ktime_get_mono_fast_ns();
+	/* the dentry is freed a grace period after this, not before */
+	k->gp = get_state_synchronize_rcu();
 	k->pid = task_pid_nr(current);
 	memcpy(k->comm, current->comm, sizeof(k->comm));
 	/* The caller holds dentry->d_lock: the dentry is alive here. */

@@ -62,6 +62,83 @@ static void open_rets_find(struct dcrace_layout *l)
 }
 
 /*
+ * The walk functions, for "end=" and for telling try_to_unlazy()'s calls
+ * from the walk itself (link_path_walk(), inlined into the other three on
+ * some builds) from complete_walk()'s and the rest.
+ */
+static void walk_fns_find(struct dcrace_layout *l)
+{
+	static const char * const names[DCRACE_WALK_FNS] = {
+		[WF_LOOKUP] = "path_lookupat", [WF_PARENT] = "path_parentat",
+		[WF_OPEN] = "path_openat", [WF_LINK] = "link_path_walk",
+	};
+	/* gcc's clones of link_path_walk() seen on our builds and Debian's */
+	static const char * const link_clones[] = {
+		"link_path_walk", "link_path_walk.part.0.constprop.0",
+		"link_path_walk.part.0", "link_path_walk.constprop.0",
+		"link_path_walk.isra.0",
+	};
+	struct dcrace_walk_fn *f = l->walk_fns;
+	unsigned int i;
+
+	for (i = 0; i < DCRACE_WALK_FNS; i++) {
+		f[i].name = names[i];
+		f[i].start = func_start(names[i], &f[i].size);
+	}
+	for (i = 0; i < ARRAY_SIZE(link_clones) && !f[WF_LINK].start; i++)
+		f[WF_LINK].start = func_start(link_clones[i], &f[WF_LINK].size);
+}
+
+/*
+ * After the calls of the walk functions that return an int errno:
+ * path_lookupat() (stat(), every path lookup; O_PATH opens in
+ * path_openat()), path_parentat() (unlink, mkdir, rename, ...). Their
+ * callers, wherever found; path_openat()'s are open_rets.
+ */
+static void end_rets_find(struct dcrace_layout *l)
+{
+	static const struct {
+		const char *caller;
+		enum dcrace_walk_fn_id fn;
+	} calls[] = {
+		{ "filename_lookup", WF_LOOKUP }, { "path_openat", WF_LOOKUP },
+		{ "do_o_path", WF_LOOKUP }, { "__filename_parentat", WF_PARENT },
+		{ "filename_parentat", WF_PARENT },
+	};
+	unsigned long after[DCRACE_END_SITES];
+	unsigned int i, j, n, room;
+
+	for (i = 0; i < ARRAY_SIZE(calls); i++) {
+		room = DCRACE_END_SITES - l->nr_end_rets;
+		n = call_sites_after(calls[i].caller,
+				     l->walk_fns[calls[i].fn].name, after, room);
+		if (n > room) {
+			pr_warn("dcrace: walk ends not judged: %u calls of %s in %s (room for %u)\n",
+				n, l->walk_fns[calls[i].fn].name,
+				calls[i].caller, room);
+			l->nr_end_rets = 0;
+			return;
+		}
+		for (j = 0; j < n; j++) {
+			l->end_rets[l->nr_end_rets].addr = after[j];
+			l->end_rets[l->nr_end_rets++].fn = calls[i].fn;
+		}
+	}
+}
+
+/* "end=": the walk function @addr is in, or "-". */
+const char *walk_fn_name(unsigned long addr)
+{
+	const struct dcrace_layout *l = &dcrace_layout;
+	unsigned int i;
+
+	for (i = 0; i < DCRACE_WALK_FNS; i++)
+		if (addr - l->walk_fns[i].start < l->walk_fns[i].size)
+			return l->walk_fns[i].name;
+	return "-";
+}
+
+/*
  * Read what this load's configuration uses: with fast=0 (kretprobes)
  * nothing; exits only where they can be used (not with late_sites=1, nor
  * without the step_into probe, nor when walk_component() calls step_into()
@@ -73,8 +150,11 @@ void layout_read(void)
 	struct dcrace_layout *l = &dcrace_layout;
 	unsigned long after;
 
+	walk_fns_find(l);
 	if (!fast)
 		return;
+	if (!(skip_probes & BIT(P_TERM)))
+		end_rets_find(l);
 	if (!late_sites && !(skip_probes & BIT(P_STEP)) &&
 	    !call_sites_after("walk_component", "step_into", &after, 1))
 		l->nr_exits = exits_read(l->exits);

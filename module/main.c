@@ -62,6 +62,8 @@ module_param_cb(times, &knob_param_ops, &dcrace_knobs[K_TIMES], 0444);
 MODULE_PARM_DESC(times, "delays left, -1 unlimited (default -1)");
 module_param_cb(verbose, &knob_param_ops, &dcrace_knobs[K_VERBOSE], 0444);
 MODULE_PARM_DESC(verbose, "print a report to dmesg per race (0/1, default 0)");
+module_param_cb(window, &knob_param_ops, &dcrace_knobs[K_WINDOW], 0444);
+MODULE_PARM_DESC(window, "windows delayed: 1 after the d_seq sample, 2 after a step ends (before may_lookup()/d_can_lookup()), 3 both (default 1)");
 module_param_cb(comm, &comm_param_ops, NULL, 0444);
 MODULE_PARM_DESC(comm, "delay only tasks with this comm (default: all)");
 

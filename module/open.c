@@ -93,25 +93,39 @@ int term_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct dcrace_nd_head *nd = (struct dcrace_nd_head *)
 				    regs_get_kernel_argument(regs, 0);
+	bool rcu = READ_ONCE(nd->flags) & LOOKUP_RCU;
 	const struct dcrace_watch *w;
 	struct dcrace_slot *s;
+	bool keep = false;
 
 	hit(P_TERM);
 	s = slot_find(current);
-	if (!s)
+	if (!s && !(rcu && READ_ONCE(end_on)))
 		return 0;
-	if (s->kind == LK_OPEN) {
+	if (s && s->kind == LK_OPEN) {
 		w = watching();
 		if (unlikely(w))
 			w->step_closed(s);
-		if (s->valid && s->nd == nd && !s->snapped &&
-		    (READ_ONCE(nd->flags) & LOOKUP_RCU)) {
+		if (s->valid && s->nd == nd && !s->snapped && rcu) {
 			judge_snapshot(s, nd);
-			if (slot_snap(s)->inode_null)
-				return 0;
+			keep = slot_snap(s)->inode_null;
 		}
 	}
-	slot_release(s);
+	/* the walk gives up in RCU mode: its end is judged at the return */
+	if (rcu && READ_ONCE(end_on)) {
+		if (!s)
+			s = slot_claim(current);
+		if (!s) {
+			cnt_inc(C_SLOTS_FULL);
+			return 0;
+		}
+		end_snapshot(s, nd);
+		if (!keep)
+			slot_reset_step(s);
+		return 0;
+	}
+	if (!keep)
+		slot_release(s);
 	return 0;
 }
 
@@ -122,8 +136,13 @@ int open_ret_pre(struct kprobe *p, struct pt_regs *regs)
 	void *file = (void *)regs->ax;
 	long ret = IS_ERR(file) ? PTR_ERR(file) : 0;
 
-	if (!s || s->kind != LK_OPEN)
+	if (!s)
 		return 0;
+	end_judge(s, ret, WF_OPEN);
+	if (s->kind != LK_OPEN) {
+		slot_release(s);
+		return 0;
+	}
 	if (s->snapped && slot_snap(s)->inode_null) {
 		if (dcrace_result_judged((int)ret))
 			judge_verdict(s, ret, ktime_get_mono_fast_ns());

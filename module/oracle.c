@@ -18,15 +18,21 @@
  * A -ENOENT on a pruned positive dentry is false whoever returned it.
  */
 #include <linux/errno.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
 #include <dcrace/dcrace.h>
 
 enum dcrace_verdict dcrace_classify(const struct dcrace_sighting *s)
 {
 	if (!s->inode_null)
 		return DCRACE_NONE;
-	if (!s->seq_changed)
-		return s->result == -ENOENT ? DCRACE_GENUINE_NEGATIVE :
-					      DCRACE_NONE;
+	if (!s->seq_changed) {
+		if (s->result != -ENOENT)
+			return DCRACE_NONE;
+		/* a writer cleared d_inode without moving d_seq */
+		return s->killed_positive ? DCRACE_FALSE_ENOENT :
+					    DCRACE_GENUINE_NEGATIVE;
+	}
 	if (!s->was_positive)
 		return DCRACE_PRUNED_NEGATIVE;
 	switch (s->result) {
@@ -67,6 +73,78 @@ int dcrace_learn_early_test(int cur, bool stepped, int result,
 	return seq_changed ? cur : 0;
 }
 
+/*
+ * The end of an RCU walk with a hard error. The rule: an RCU-mode walk may
+ * return an error other than -ECHILD only from state its seqcounts still
+ * vouch for. -ENOENT is the step oracle's (dcrace_classify(): its NULL
+ * inode is judged where it was found); 0 and -ECHILD are no hard error.
+ * Stale state behind the error (the dentry the walk stands on changed
+ * since nd->seq, nd->inode is no longer its inode, or open()'s last
+ * step's dentry changed since its sample) makes it false, whatever the
+ * errno: the kernel decided on something that no longer was.
+ */
+enum dcrace_verdict dcrace_classify_end(const struct dcrace_end_sighting *s)
+{
+	if (!s->result || s->result == -ECHILD || s->result == -ENOENT)
+		return DCRACE_NONE;
+	if (!s->dentry_stale && !s->inode_stale && !s->step_stale)
+		return DCRACE_END_GENUINE;
+	switch (s->result) {
+	case -ENOTDIR:
+		return DCRACE_FALSE_ENOTDIR;
+	case -EACCES:
+		return DCRACE_FALSE_EACCES;
+	case -EPERM:
+		return DCRACE_FALSE_EPERM;
+	default:
+		return DCRACE_FALSE_ERROR;
+	}
+}
+
+/*
+ * link_path_walk() revalidates (try_to_unlazy()) before it returns a hard
+ * error on two decisions: may_lookup()'s permission check on nd->inode
+ * (6.12 and the backport; 6.1 only when the check itself needs to block),
+ * and d_can_lookup() on nd->path.dentry (-ENOTDIR). On stale state the
+ * revalidation fails and the walk restarts in ref-walk mode: a catch.
+ * Which error it would have been: a non-directory nd->inode under a
+ * dentry that is a directory now is may_lookup()'s MAY_EXEC refusal
+ * (-EACCES); a dentry that is no directory now is -ENOTDIR. Anything else
+ * (a directory inode under a directory) is no error decision.
+ */
+int dcrace_unlazy_errno(bool stale, bool inode_dir, bool can_lookup)
+{
+	if (!stale)
+		return 0;
+	if (!can_lookup)
+		return -ENOTDIR;
+	return inode_dir ? 0 : -EACCES;
+}
+
+/* Into @buf (and returned): "EACCES", "-" for 0, else "E<n>". */
+const char *dcrace_errno_name(int result, char *buf, size_t size)
+{
+	static const struct {
+		int err;
+		const char *name;
+	} names[] = {
+		{ 0, "-" }, { -ENOENT, "ENOENT" }, { -ENOTDIR, "ENOTDIR" },
+		{ -EACCES, "EACCES" }, { -EPERM, "EPERM" }, { -ECHILD, "ECHILD" },
+		{ -ELOOP, "ELOOP" }, { -ENAMETOOLONG, "ENAMETOOLONG" },
+		{ -EISDIR, "EISDIR" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		if (names[i].err == result) {
+			strscpy(buf, names[i].name, size);
+			return buf;
+		}
+	}
+	snprintf(buf, size, "E%d", -result);
+	return buf;
+}
+
 const char *dcrace_verdict_name(enum dcrace_verdict v)
 {
 	switch (v) {
@@ -84,6 +162,20 @@ const char *dcrace_verdict_name(enum dcrace_verdict v)
 		return "caught_late";
 	case DCRACE_UNEXPECTED:
 		return "unexpected";
+	case DCRACE_END_GENUINE:
+		return "end_genuine";
+	case DCRACE_FALSE_ENOTDIR:
+		return "false_enotdir";
+	case DCRACE_FALSE_EACCES:
+		return "false_eacces";
+	case DCRACE_FALSE_EPERM:
+		return "false_eperm";
+	case DCRACE_FALSE_ERROR:
+		return "false_error";
+	case DCRACE_END_CAUGHT:
+		return "end_caught";
+	case NR_DCRACE_VERDICTS:
+		break;
 	}
 	return "?";
 }
@@ -91,5 +183,13 @@ const char *dcrace_verdict_name(enum dcrace_verdict v)
 bool dcrace_verdict_is_race(enum dcrace_verdict v)
 {
 	return v == DCRACE_FALSE_ENOENT || v == DCRACE_CAUGHT ||
-	       v == DCRACE_CAUGHT_LATE || v == DCRACE_UNEXPECTED;
+	       v == DCRACE_CAUGHT_LATE || v == DCRACE_UNEXPECTED ||
+	       dcrace_verdict_is_false_error(v) || v == DCRACE_END_CAUGHT;
+}
+
+/* A false hard error at a walk's end (not ENOENT: dcrace_classify()'s). */
+bool dcrace_verdict_is_false_error(enum dcrace_verdict v)
+{
+	return v == DCRACE_FALSE_ENOTDIR || v == DCRACE_FALSE_EACCES ||
+	       v == DCRACE_FALSE_EPERM || v == DCRACE_FALSE_ERROR;
 }

@@ -22,17 +22,25 @@ static DEFINE_RATELIMIT_STATE(report_rs, 5 * HZ, 10);
 
 static void report(const struct dcrace_event *e)
 {
+	char errbuf[16];
 	unsigned int i;
 
 	pr_err("==================================================================\n");
 	if (e->verdict == DCRACE_FALSE_ENOENT)
 		pr_err("BUG: dcrace: false ENOENT in rcu-walk\n");
+	else if (dcrace_verdict_is_false_error(e->verdict))
+		pr_err("BUG: dcrace: false %s in rcu-walk\n",
+		       dcrace_errno_name(e->result, errbuf, sizeof(errbuf)));
 	else
 		pr_err("dcrace: race caught (%s)\n", dcrace_verdict_name(e->verdict));
 	pr_err("walker: pid=%d comm=%s cpu=%d component=\"%s\"%s\n", e->pid,
 	       e->comm, e->cpu, e->name, e->name_truncated ? "..." : "");
-	pr_err("d_seq: sampled=%u current=%u, d_inode NULL, step returned %d\n",
-	       e->seq_sampled, e->seq_current, e->result);
+	if (e->lookup == LK_END)
+		pr_err("d_seq: nd->seq=%u current=%u, %s returned %d\n",
+		       e->seq_sampled, e->seq_current, e->end, e->result);
+	else
+		pr_err("d_seq: sampled=%u current=%u, d_inode NULL, step returned %d\n",
+		       e->seq_sampled, e->seq_current, e->result);
 	if (e->killer_known)
 		pr_err("pruned by: pid=%d comm=%s, %lld ns before the walker's check\n",
 		       e->killer_pid, e->killer_comm, e->kill_to_read_ns);
@@ -153,19 +161,25 @@ static unsigned int walker_stack(unsigned long *out, unsigned int size,
 	return j;
 }
 
-static const char *lookup_kind_name(enum dcrace_lookup_kind kind)
+static const char *lookup_kind_name(unsigned int kind)
 {
-	return kind == LK_OPEN ? "open" : "walk";
+	return kind == LK_OPEN ? "open" : kind == LK_END ? "end" : "walk";
 }
 
-/*
- * Record race @v of step @s (judged at @now, with result @ret; @sn, the
- * dentry as judge_snapshot() saw it) in the ring and as a
- * dcrace:dcrace_race trace event; report it when verbose. Reads only
- * what it is given.
- */
-void report_event(const struct dcrace_slot *s, const struct dcrace_snap *sn,
-		  enum dcrace_verdict v, long ret, u64 now)
+/* The event @ep filled in: its stack, the ring, the trace, the report. */
+static void report_push(struct dcrace_event *ep, unsigned long where)
+{
+	ep->nr_stack = walker_stack(ep->stack, DCRACE_STACK_DEPTH, where);
+	trace_dcrace_race(ep, lookup_kind_name(ep->lookup));
+	if (!dcrace_ring_push(&events, ep))
+		cnt_inc(C_EVENTS_DROPPED);
+	if (knob(K_VERBOSE))
+		irq_work_queue(&report_irq_work);
+}
+
+static struct dcrace_event *report_start(enum dcrace_verdict v, long ret,
+					 u64 now, unsigned int lookup,
+					 const char *end)
 {
 	struct dcrace_event *ep = this_cpu_ptr(&report_scratch.event);
 
@@ -177,6 +191,25 @@ void report_event(const struct dcrace_slot *s, const struct dcrace_snap *sn,
 	ep->cpu = raw_smp_processor_id();
 	/* current's own comm: no task_lock (not in int3 context) */
 	strscpy(ep->comm, current->comm, sizeof(ep->comm));
+	ep->lookup = lookup;
+	strscpy(ep->end, end, sizeof(ep->end));
+	return ep;
+}
+
+/*
+ * Record race @v of step @s (judged at @now, with result @ret; @sn, the
+ * dentry as judge_snapshot() saw it) in the ring and as a
+ * dcrace:dcrace_race trace event; report it when verbose. Reads only
+ * what it is given.
+ */
+void report_event(const struct dcrace_slot *s, const struct dcrace_snap *sn,
+		  enum dcrace_verdict v, long ret, u64 now)
+{
+	struct dcrace_event *ep;
+
+	ep = report_start(v, ret, now, s->kind, s->kind == LK_OPEN ?
+			  dcrace_layout.walk_fns[WF_OPEN].name :
+			  walk_fn_name(s->ret_site));
 	memcpy(ep->name, sn->name, sizeof(ep->name));
 	ep->name_truncated = sn->name_truncated;
 	ep->seq_sampled = s->seq;
@@ -188,10 +221,22 @@ void report_event(const struct dcrace_slot *s, const struct dcrace_snap *sn,
 		/* to the walker's read: the snapshot */
 		ep->kill_to_read_ns = (s64)(sn->now - sn->k.time_ns);
 	}
-	ep->nr_stack = walker_stack(ep->stack, DCRACE_STACK_DEPTH, s->ret_site);
-	trace_dcrace_race(ep, lookup_kind_name(s->kind));
-	if (!dcrace_ring_push(&events, ep))
-		cnt_inc(C_EVENTS_DROPPED);
-	if (knob(K_VERBOSE))
-		irq_work_queue(&report_irq_work);
+	report_push(ep, s->ret_site);
+}
+
+/*
+ * Record the end of a walk @e (verdict @v, the walk function @end returned
+ * @ret, judged at @now): the component is the dentry the walk stood on,
+ * d_seq "sampled" is nd->seq. No killer: nothing was pruned.
+ */
+void report_end_event(const struct dcrace_end_snap *e, enum dcrace_verdict v,
+		      long ret, u64 now, const char *end)
+{
+	struct dcrace_event *ep = report_start(v, ret, now, LK_END, end);
+
+	memcpy(ep->name, e->name, sizeof(ep->name));
+	ep->name_truncated = e->name_truncated;
+	ep->seq_sampled = e->seq;
+	ep->seq_current = e->cur;
+	report_push(ep, 0);
 }

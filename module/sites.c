@@ -285,3 +285,82 @@ const char *open_site_name(unsigned int i)
 {
 	return i < nr_open_sites ? open_sites[i].name : NULL;
 }
+
+/* ---- the walk functions' return sites, try_to_unlazy() (end.c) ---------- */
+
+static struct dcrace_end_site end_sites[DCRACE_END_SITES];
+static unsigned int nr_end_sites;
+
+/*
+ * The ends of RCU walks: terminate_walk() (open_arm() armed it) and a
+ * probe after every call of path_lookupat() and path_parentat() the layout
+ * found (path_openat()'s are open()'s); try_to_unlazy() for the catches.
+ * A site that cannot be probed leaves its function's ends unjudged
+ * ("probes": walk_end ... missing), not the others.
+ */
+int end_arm(void)
+{
+	const struct dcrace_layout *l = &dcrace_layout;
+	unsigned int i;
+
+	if (!probes[P_TERM].sym || !l->nr_end_rets)
+		return 0;
+	for (i = 0; i < l->nr_end_rets; i++) {
+		struct dcrace_end_site *st = &end_sites[nr_end_sites];
+
+		memset(st, 0, sizeof(*st));
+		st->at = l->end_rets[i];
+		st->kp.addr = (kprobe_opcode_t *)st->at.addr;
+		st->kp.pre_handler = end_ret_pre;
+		sprint_symbol(st->name, st->at.addr);
+		if (register_kprobe(&st->kp)) {
+			pr_warn("dcrace: walk ends returning to %s are not judged\n",
+				st->name);
+			continue;
+		}
+		nr_end_sites++;
+	}
+	if (probe_wanted(P_UNLAZY) && probe_arm(P_UNLAZY))
+		pr_warn("dcrace: probe try_to_unlazy missing; end_caught stays 0\n");
+	WRITE_ONCE(end_on, true);
+	return 0;
+}
+
+/* "probes": are @fn's RCU-mode ends judged? */
+bool end_fn_covered(enum dcrace_walk_fn_id fn)
+{
+	unsigned int i;
+
+	if (!READ_ONCE(end_on))
+		return false;
+	if (fn == WF_OPEN)
+		return open_covered();
+	for (i = 0; i < nr_end_sites; i++)
+		if (end_sites[i].at.fn == fn)
+			return true;
+	return false;
+}
+
+void end_kprobes(struct kprobe **kps, int *n)
+{
+	kps_add(kps, n, end_sites, nr_end_sites);
+}
+
+unsigned long end_kprobes_missed(void)
+{
+	return kps_missed(end_sites, nr_end_sites);
+}
+
+/* After disarm_all(): forget everything. */
+void end_clear(void)
+{
+	WRITE_ONCE(end_on, false);
+	memset(end_sites, 0, sizeof(end_sites));
+	nr_end_sites = 0;
+}
+
+/* "probes": the walk functions' return site @i, NULL past the last. */
+const char *end_site_name(unsigned int i)
+{
+	return i < nr_end_sites ? end_sites[i].name : NULL;
+}

@@ -55,6 +55,7 @@ bool exit_mode;
 bool stack_mode;
 bool step_probed;
 bool open_on;
+bool end_on;
 bool sites_learning;
 
 int k_lookup = -1;

@@ -30,10 +30,16 @@
 
 static struct dcrace_slot slots[DCRACE_SLOTS];
 static struct dcrace_snap snaps[DCRACE_SLOTS];
+static struct dcrace_end_snap end_snaps[DCRACE_SLOTS];
 
 struct dcrace_snap *slot_snap(const struct dcrace_slot *s)
 {
 	return &snaps[s - slots];
+}
+
+struct dcrace_end_snap *slot_end(const struct dcrace_slot *s)
+{
+	return &end_snaps[s - slots];
 }
 
 struct dcrace_slot *slot_find(struct task_struct *t)
@@ -49,7 +55,7 @@ struct dcrace_slot *slot_find(struct task_struct *t)
 	return NULL;
 }
 
-static struct dcrace_slot *slot_claim(struct task_struct *t)
+struct dcrace_slot *slot_claim(struct task_struct *t)
 {
 	unsigned int h = hash_ptr(t, DCRACE_SLOT_BITS), i;
 	struct dcrace_slot *s = slot_find(t);
@@ -64,12 +70,19 @@ static struct dcrace_slot *slot_claim(struct task_struct *t)
 	return NULL;
 }
 
-void slot_release(struct dcrace_slot *s)
+/* The step's part of the slot cleared; the task keeps the slot. */
+void slot_reset_step(struct dcrace_slot *s)
 {
 	s->valid = false;
 	s->snapped = false;
 	s->dentry = NULL;
 	s->ret_site = 0;
+}
+
+void slot_release(struct dcrace_slot *s)
+{
+	slot_reset_step(s);
+	s->end_pending = false;
 	/* Order the clears above before the slot can be claimed again. */
 	smp_store_release(&s->owner, NULL);
 }
@@ -92,9 +105,13 @@ struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 	/* still set: the last step's return probe did not run (missed) */
 	if (s->ret_site)
 		cnt_inc(C_STEP_LOST);
+	/* a walk end whose return was not probed (path_mountpoint()...) */
+	if (s->end_pending)
+		cnt_inc(C_END_UNJUDGED);
 	s->valid = false;
 	s->stepped = false;
 	s->snapped = false;
+	s->end_pending = false;
 	s->kind = kind;
 	s->ret_site = ret_site;
 	s->ret_sp = ret_sp;
@@ -206,6 +223,8 @@ void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd)
 	sn->inode_null = !READ_ONCE(dentry->d_inode);
 	if (!sn->inode_null)
 		return;
+	/* d_seq read after d_inode: a writer moves it before clearing */
+	smp_rmb();
 	/*
 	 * For the parent filter (dcrace_parent_filtered()): nd->path is
 	 * still the parent, a failed step does not move it.
@@ -219,7 +238,7 @@ void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd)
 	key.parent = READ_ONCE(dentry->d_parent);
 	key.hash = READ_ONCE(dentry->d_name.hash);
 	key.seq = s->seq;
-	sn->killed = kill_find(&key, s->sample_ns, &sn->k);
+	sn->killed = kill_find(&key, &sn->k);
 	/*
 	 * The dentry's own name, not nd->last: that may point into a symlink
 	 * body that walk_component() released before step_into() (put_link()
@@ -257,6 +276,13 @@ void judge_verdict(struct dcrace_slot *s, long ret, u64 now)
 	cnt_inc(C_NULL_INODE);
 	sg.seq_changed = sn->cur != s->seq;
 	sg.was_positive = s->positive || (sn->killed && sn->k.positive);
+	/*
+	 * d_seq unchanged, yet the sample saw an inode, or this lifetime's
+	 * kill record says the dentry was positive when killed: a writer
+	 * cleared d_inode without moving d_seq (kill_find() matched the
+	 * record by key and an unelapsed grace period, no clock or d_seq).
+	 */
+	sg.killed_positive = sg.was_positive;
 	early_test_learn(s, ret, sg.seq_changed);
 	/*
 	 * Caught by step_into(): late if an early test looked first (or we
@@ -268,6 +294,8 @@ void judge_verdict(struct dcrace_slot *s, long ret, u64 now)
 	if (unlikely(w))
 		w->judged(s, v);
 	count_verdict(v, s->kind);
+	if (v == DCRACE_FALSE_ENOENT && !sg.seq_changed)
+		cnt_inc(C_FALSE_ENOENT_SEQ);
 	if (dcrace_verdict_is_race(v))
 		report_event(s, sn, v, ret, now);
 }
@@ -276,11 +304,12 @@ void judge_verdict(struct dcrace_slot *s, long ret, u64 now)
 void step_done(struct dcrace_slot *s, long ret)
 {
 	const struct dcrace_watch *w = watching();
+	bool rcu = READ_ONCE(s->nd->flags) & LOOKUP_RCU;
 
 	if (unlikely(w))
 		w->step_closed(s);
 	if (s->valid && dcrace_result_judged((int)ret)) {
-		if (READ_ONCE(s->nd->flags) & LOOKUP_RCU) {
+		if (rcu) {
 			judge_snapshot(s, s->nd);
 			judge_verdict(s, ret, slot_snap(s)->now);
 		} else {
@@ -288,6 +317,13 @@ void step_done(struct dcrace_slot *s, long ret)
 		}
 	}
 	slot_release(s);
+	/*
+	 * The second window: the step is done, the walker holds nd->inode,
+	 * and link_path_walk() is about to run d_can_lookup() and the next
+	 * may_lookup() on it.
+	 */
+	if (!ret && rcu)
+		maybe_inject(DCRACE_WINDOW_STEP);
 }
 
 /* What the rcu_lookup probe records: the dentry and the d_seq it sampled. */
@@ -301,23 +337,13 @@ void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
 		return;
 	s->seq = seq;
 	s->positive = !!READ_ONCE(dentry->d_inode);
-	/*
-	 * d_seq still the sampled value after that read: no kill of this
-	 * dentry had reached __d_drop() (which comes before the inode goes),
-	 * so positive is exact, and a kill record made before now is an
-	 * earlier lifetime's (kill.c). Else the kill may have come between
-	 * __d_lookup_rcu()'s read and this probe: no bound (0).
-	 */
-	smp_rmb();
-	s->sample_ns = raw_read_seqcount(&dentry->d_seq) == seq ?
-		       ktime_get_mono_fast_ns() : 0;
 	s->dentry = dentry;
 	s->valid = true;
 	w = watching();
 	if (unlikely(w))
 		w->sampled(s, dentry, seq);
 	/* The window: d_seq sampled, d_inode not yet read by the walker. */
-	maybe_inject();
+	maybe_inject(DCRACE_WINDOW_SAMPLE);
 }
 
 /*

@@ -43,6 +43,16 @@ DCRACE_COUNTER(C_OPEN_GENUINE_NEG, "open_genuine_negative")
 DCRACE_COUNTER(C_OPEN_PRUNED_NEG, "open_pruned_negative")
 DCRACE_COUNTER(C_OPEN_UNJUDGED,  "open_unjudged")
 DCRACE_COUNTER(C_OTHER_LOOKUPS,  "other_lookups")
+/* the rule at the walk's end: hard errors of RCU-mode walks (end.c) */
+DCRACE_COUNTER(C_END_JUDGED,     "end_judged")
+DCRACE_COUNTER(C_END_GENUINE,    "end_genuine")
+DCRACE_COUNTER(C_END_CAUGHT,     "end_caught")
+DCRACE_COUNTER(C_FALSE_ENOTDIR,  "false_enotdir")
+DCRACE_COUNTER(C_FALSE_EACCES,   "false_eacces")
+DCRACE_COUNTER(C_FALSE_EPERM,    "false_eperm")
+DCRACE_COUNTER(C_FALSE_ERROR,    "false_error")
+DCRACE_COUNTER(C_FALSE_ENOENT_SEQ, "false_enoent_seq_unchanged")
+DCRACE_COUNTER(C_END_UNJUDGED,   "end_unjudged")
 #undef DCRACE_COUNTER
 #endif
 
@@ -54,5 +64,7 @@ DCRACE_KNOB(K_PROBABILITY, "probability", 0,  100,     100)
 DCRACE_KNOB(K_INTERVAL,    "interval",    1,  INT_MAX, 1)
 DCRACE_KNOB(K_TIMES,       "times",       -1, INT_MAX, -1)
 DCRACE_KNOB(K_VERBOSE,     "verbose",     0,  1,       0)
+/* which windows delay_us widens: 1 after the sample, 2 after a step, 3 */
+DCRACE_KNOB(K_WINDOW,      "window",      1,  3,       1)
 #undef DCRACE_KNOB
 #endif

@@ -34,7 +34,10 @@ TRACE_EVENT(dcrace_race,
 			     __field(pid_t, killer_pid)
 			     __array(char, killer_comm, TASK_COMM_LEN)
 			     __field(s64, kill_to_read_ns)
-			     __field(u64, ns)),
+			     __field(u64, ns)
+			     __array(char, errno_name, 16)
+			     __array(char, end, 24)
+			     __field(bool, seq_unchanged)),
 	    TP_fast_assign(strscpy(__entry->verdict,
 				   dcrace_verdict_name(e->verdict),
 				   DCRACE_TRACE_WORD);
@@ -54,14 +57,20 @@ TRACE_EVENT(dcrace_race,
 					     "unknown", TASK_COMM_LEN, '_');
 			   __entry->kill_to_read_ns = e->killer_known ?
 						      e->kill_to_read_ns : -1;
-			   __entry->ns = e->time_ns;),
-	    TP_printk("verdict=%s pid=%d comm=%s lookup=%s component=%s seq=%u/%u result=%d killer=%d/%s kill_to_read_ns=%lld ns=%llu",
+			   __entry->ns = e->time_ns;
+			   dcrace_errno_name(e->result, __entry->errno_name,
+					     16);
+			   dcrace_trace_word(__entry->end, e->end, 24, '-');
+			   __entry->seq_unchanged =
+				e->seq_sampled == e->seq_current;),
+	    TP_printk("verdict=%s pid=%d comm=%s lookup=%s component=%s seq=%u/%u result=%d killer=%d/%s kill_to_read_ns=%lld ns=%llu errno=%s end=%s seq_state=%s",
 		      __entry->verdict, __entry->pid, __entry->comm,
 		      __entry->lookup, __entry->component,
 		      __entry->seq_sampled, __entry->seq_current,
 		      __entry->result, __entry->killer_pid,
 		      __entry->killer_comm, __entry->kill_to_read_ns,
-		      __entry->ns)
+		      __entry->ns, __entry->errno_name, __entry->end,
+		      __entry->seq_unchanged ? "unchanged" : "changed")
 );
 
 TRACE_EVENT(dcrace_prune,

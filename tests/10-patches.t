@@ -3,16 +3,35 @@
 # linux-source-L): the series apply with git apply (no fuzz) to a freshly
 # unpacked linux-source-L, unfixed/fixed fs/namei.c differ only as
 # intended, and each bug variant is one hunk in the function its shape
-# names. A line whose source tarball is not installed is skipped.
+# names. Where the line has them: "backport" (the upstream may_lookup()
+# fix, tested by running its may_lookup() against stubs) changes only
+# may_lookup(), and "seq-forget" only __dentry_kill() (which then moves
+# no d_seq) in fs/dcache.c. A line whose source tarball is not
+# installed is skipped.
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=host-scripts/lib.sh
 source "$HS/lib.sh"
 
+# shellcheck source=tests/patches-lib.sh
+source "$(dirname "$0")/patches-lib.sh"
 PER_LINE=17
+PER_BACKPORT=8
+PER_SEQ_FORGET=6
 mapfile -t lines < <(cd "$ROOT/patches" && find . -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort -V)
-plan $((PER_LINE * ${#lines[@]}))
+# points L: how many test points line L has.
+points() {
+	local n=$PER_LINE
+	! table_series "$1" backport >/dev/null || n=$((n + PER_BACKPORT))
+	! table_series "$1" seq-forget >/dev/null || n=$((n + PER_SEQ_FORGET))
+	echo "$n"
+}
+total=0
+for L in "${lines[@]}"; do
+	total=$((total + $(points "$L")))
+done
+plan "$total"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -22,13 +41,13 @@ code_added() { grep '^+[^+]' <<<"$1" | grep -vE '^\+\s*(/\*|\*)' | tr -d ' \t+' 
 
 # check_line L TARBALL: the PER_LINE test points of line L.
 check_line() {
-	local L=$1 tarball=$2 top src P p1 p2 d1 d2 d hunks added code want
-	top=$( (tar -tf "$tarball" 2>/dev/null || true) | head -n 1 | cut -d/ -f1)
-	mkdir "$tmp/$L"
-	tar -C "$tmp/$L" -xf "$tarball" "$top/fs/namei.c"
+	local L=$1 tarball=$2 src P p1 p2 d1 d2 d hunks added code want
+	pristine "$L" "$tarball"
 	local t=$tmp/$L
-	src=$t/$top
-	cp "$src/fs/namei.c" "$t/orig.c"
+	src=$t/tree
+	mkdir -p "$src/fs"
+	cp "$tmp/pristine-$L/namei.c" "$src/fs/namei.c"
+	cp "$tmp/pristine-$L/namei.c" "$t/orig.c"
 	ga() { (cd "$src" && GIT_CEILING_DIRECTORIES=$tmp git apply "$@"); }
 
 	P=$ROOT/patches/$L
@@ -101,6 +120,10 @@ check_line() {
 		"$L: the open-last test is in open_last_lookups() after lookup_fast()"
 	ok "$(cmp -s <(awk '/^static const char \*walk_component/,/^}/' "$t/open-last.c") \
 		<(awk '/^static const char \*walk_component/,/^}/' "$t/orig.c"); echo $?)" "$L: open-last leaves walk_component() as it was"
+
+	# The kernels of the table beyond the NULL-inode series.
+	! table_series "$L" backport >/dev/null || check_backport "$L"
+	! table_series "$L" seq-forget >/dev/null || check_seq_forget "$L"
 }
 
 for L in "${lines[@]}"; do
@@ -110,7 +133,7 @@ for L in "${lines[@]}"; do
 	if [[ -r $tarball ]]; then
 		check_line "$L" "$tarball"
 	else
-		for _ in $(seq "$PER_LINE"); do
+		for _ in $(seq "$(points "$L")"); do
 			skip "$L: $tarball not installed (host-scripts/deps installs linux-source-$L)"
 		done
 	fi

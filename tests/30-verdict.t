@@ -206,7 +206,7 @@ for bad in "--mode cp --mix stat=1" "--mix chmod=1" "--mix stat=1001" "--mix sta
 	ok "$([[ $(rcof mixbad) -eq $EX_USAGE && $(grep -c . "$tmp/mixbad.err") -eq 1 ]]; echo $?)" "compare $bad: usage error $EX_USAGE (got $(rcof mixbad))"
 done
 # The bug variants are kernels compare and check-kernel know.
-ok "$(for k in unfixed fixed mount-refetch open-last debian debug; do
+ok "$(for k in unfixed fixed mount-refetch open-last backport seq-forget debian debug; do
 	grep -q "$k" "$tmp/help.out" && grep -q "$k" "$tmp/help2.out" || exit 1; done; echo 0)" \
 	"compare --help and check-kernel --help list every kernel"
 mktr "$tmp/v" 1 "[$(pe $F 101 $((B - 1000)) $((B + 1000)))]" 0 101:f7:$B

@@ -22,6 +22,14 @@ enum dcrace_verdict {
 	DCRACE_CAUGHT,		/* pruned positive dentry, walk got -ECHILD */
 	DCRACE_CAUGHT_LATE,	/* ... pruned after the step's NULL test */
 	DCRACE_UNEXPECTED,	/* pruned positive dentry, other result */
+	/* the end of an RCU walk with a hard error (dcrace_classify_end()) */
+	DCRACE_END_GENUINE,	/* from state its seqcounts still vouch for */
+	DCRACE_FALSE_ENOTDIR,	/* from stale state: a false error */
+	DCRACE_FALSE_EACCES,
+	DCRACE_FALSE_EPERM,
+	DCRACE_FALSE_ERROR,	/* another errno */
+	DCRACE_END_CAUGHT,	/* stale, revalidated: the walk left RCU mode */
+	NR_DCRACE_VERDICTS
 };
 
 /* What the oracle is told about one walk step. */
@@ -34,15 +42,47 @@ struct dcrace_sighting {
 				 * 6.1's step_into() guard, not that test
 				 */
 	int result;		/* the step's errno: 0, -ENOENT, -ECHILD, ... */
+	/*
+	 * With d_seq unchanged: the kill record says the dentry was positive
+	 * and killed in the walker's RCU section (or the sample saw an inode
+	 * that is gone): a writer cleared d_inode without moving d_seq.
+	 */
+	bool killed_positive;
 };
 
 enum dcrace_verdict dcrace_classify(const struct dcrace_sighting *s);
+
+/*
+ * What the oracle is told about the end of an RCU walk (terminate_walk()
+ * with LOOKUP_RCU set, the walk function's result): whether the state the
+ * walk decided on still is what its seqcounts vouch for.
+ */
+struct dcrace_end_sighting {
+	int result;		/* the walk function's errno */
+	bool dentry_stale;	/* nd->path.dentry's d_seq != nd->seq */
+	bool inode_stale;	/* nd->inode != nd->path.dentry->d_inode */
+	bool step_stale;	/* the open step's dentry: d_seq != sample */
+};
+
+enum dcrace_verdict dcrace_classify_end(const struct dcrace_end_sighting *s);
+
+/*
+ * A revalidation (try_to_unlazy() from the walk) of a decision made on
+ * stale state: would it have been a hard error? @inode_dir: nd->inode is
+ * a directory; @can_lookup: d_can_lookup(nd->path.dentry) now. Returns
+ * the errno the stale state implies (-EACCES: may_lookup() on a
+ * non-directory inode; -ENOTDIR: the dentry is no directory now), or 0.
+ */
+int dcrace_unlazy_errno(bool stale, bool inode_dir, bool can_lookup);
+/* An errno's name ("EACCES"; "-" for 0, else "E<n>") in @buf, returned. */
+const char *dcrace_errno_name(int result, char *buf, size_t size);
 /* Whether a step that ended with @result is judged at all. */
 bool dcrace_result_judged(int result);
 int dcrace_learn_early_test(int cur, bool stepped, int result,
 			    bool seq_changed);
 const char *dcrace_verdict_name(enum dcrace_verdict v);
 bool dcrace_verdict_is_race(enum dcrace_verdict v);
+bool dcrace_verdict_is_false_error(enum dcrace_verdict v);
 
 #define DCRACE_NAME_LEN		48
 #define DCRACE_STACK_DEPTH	8
@@ -64,6 +104,8 @@ struct dcrace_event {
 	pid_t killer_pid;
 	char killer_comm[TASK_COMM_LEN];
 	s64 kill_to_read_ns;	/* walker's check time - kill time */
+	u8 lookup;		/* walk, open, or the walk's end */
+	char end[24];		/* the walk function it ended in, or "-" */
 	unsigned int nr_stack;
 	unsigned long stack[DCRACE_STACK_DEPTH];
 };
@@ -128,21 +170,24 @@ static inline bool dcrace_kill_key_eq(const struct dcrace_kill_key *a,
 }
 
 /*
- * Whether the kill record @rec, made at @rec_ns, names the kill that
- * invalidated a walker's sample @want taken at @sample_ns: the same key,
- * and not older than the sample. The key repeats across lifetimes at a
- * recycled address (a pruned name looked up again can get the same
- * address, parent, hash and d_seq): an earlier lifetime was killed before
- * the sample (its dentry was freed a grace period before this one
- * existed); the kill that invalidated the sample came after it, when the
- * sample saw d_seq unchanged (else the walker passes 0: no bound).
+ * Whether the kill record @rec names the kill of the dentry a walker
+ * found (@want: its address, parent, name hash, and the d_seq it sampled,
+ * which a kill that invalidated the sample saw at its entry). The key
+ * repeats across lifetimes at a recycled address (a pruned name looked up
+ * again can get the same address, parent, hash and d_seq); a dentry is
+ * freed only after an RCU grace period, so a record whose grace period
+ * has elapsed (@gp_elapsed: poll_state_synchronize_rcu() on the cookie
+ * the kill took, checked inside the walker's RCU section) is an earlier
+ * lifetime's. A kill in this lifetime cannot have a grace period elapsed
+ * while the walker, which found the dentry in a hash chain before or
+ * while it was unhashed, is still in its section. No clock, no d_seq
+ * needed beyond the key: exact also for a writer that does not move it.
  */
 static inline bool dcrace_kill_matches(const struct dcrace_kill_key *rec,
-				       u64 rec_ns,
 				       const struct dcrace_kill_key *want,
-				       u64 sample_ns)
+				       bool gp_elapsed)
 {
-	return dcrace_kill_key_eq(rec, want) && rec_ns >= sample_ns;
+	return dcrace_kill_key_eq(rec, want) && !gp_elapsed;
 }
 
 /*

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dcrace: the end of an RCU walk (the core: the handlers for
+ * terminate_walk()'s entry, the return sites of the walk functions and
+ * try_to_unlazy()'s entry; their probes are found by layout.c and armed
+ * by sites.c).
+ *
+ * The rule: an RCU-mode walk may return a hard error (anything but
+ * -ECHILD) only from state its seqcounts still vouch for. At
+ * terminate_walk() with LOOKUP_RCU still set (the walk gives up in RCU
+ * mode: a successful walk left it in complete_walk()) the state the walk
+ * stands on is read in its RCU section: nd->path.dentry's d_seq against
+ * nd->seq, nd->inode against that dentry's d_inode, and, for open()'s
+ * last step, the step's dentry against its sample. The result is known
+ * after the walk function returned (path_lookupat(), path_parentat():
+ * end_ret_pre(); path_openat(): open.c), where it is judged
+ * (dcrace_classify_end()): a hard error from stale state is false, from
+ * valid state genuine. -ENOENT stays the step oracle's (step.c).
+ *
+ * A catch: the walk's own try_to_unlazy() (link_path_walk()'s, before
+ * -ENOTDIR and, on 6.12 and the backport, before may_lookup()'s error)
+ * on stale state fails, and the walk restarts in ref-walk mode.
+ *
+ * Lifetime: nd->path.dentry and nd->inode are read only with LOOKUP_RCU
+ * set, inside the walk's RCU section; nothing is read at the return site.
+ */
+#include <linux/dcache.h>
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/ktime.h>
+#include <linux/namei.h>
+#include <linux/seqlock.h>
+#include "internal.h"
+
+static bool nd_dentry_stale(struct dcrace_nd_head *nd, struct dentry *d,
+			    unsigned int *cur)
+{
+	*cur = raw_read_seqcount(&d->d_seq);
+	return *cur != READ_ONCE(nd->seq);
+}
+
+/* The state walk @nd stands on, into @e; @s: the task's slot, or NULL. */
+static void end_read(struct dcrace_end_snap *e, struct dcrace_nd_head *nd,
+		     const struct dcrace_slot *s)
+{
+	struct dentry *d = READ_ONCE(nd->path.dentry);
+
+	memset(e, 0, offsetof(struct dcrace_end_snap, name));
+	e->name[0] = '\0';
+	e->seq = READ_ONCE(nd->seq);
+	if (d) {
+		e->dentry_stale = nd_dentry_stale(nd, d, &e->cur);
+		e->inode_stale = READ_ONCE(d->d_inode) != READ_ONCE(nd->inode);
+		dcrace_copy_name(e->name, sizeof(e->name),
+				 READ_ONCE(d->d_name.name), &e->name_truncated);
+	}
+	/* open()'s last step: the dentry it found, in this section */
+	if (s && s->kind == LK_OPEN && s->valid && s->dentry)
+		e->step_stale = raw_read_seqcount(&s->dentry->d_seq) != s->seq;
+}
+
+/*
+ * terminate_walk(nd) with LOOKUP_RCU set, the task's slot @s held: the
+ * state behind whatever the walk returns.
+ */
+void end_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd)
+{
+	/* the last end never reached a probed return (path_mountpoint()...) */
+	if (s->end_pending)
+		cnt_inc(C_END_UNJUDGED);
+	end_read(slot_end(s), nd, s);
+	s->end_pending = true;
+}
+
+/* unlazy_pre()'s snapshot: per CPU (handlers run with preemption off). */
+static DEFINE_PER_CPU(struct dcrace_end_snap, unlazy_scratch);
+
+static void end_count(enum dcrace_verdict v)
+{
+	static const enum dcrace_counter c[NR_DCRACE_VERDICTS] = {
+		[DCRACE_END_GENUINE] = C_END_GENUINE,
+		[DCRACE_FALSE_ENOTDIR] = C_FALSE_ENOTDIR,
+		[DCRACE_FALSE_EACCES] = C_FALSE_EACCES,
+		[DCRACE_FALSE_EPERM] = C_FALSE_EPERM,
+		[DCRACE_FALSE_ERROR] = C_FALSE_ERROR,
+	};
+
+	cnt_inc(C_END_JUDGED);
+	if (c[v])
+		cnt_inc(c[v]);
+}
+
+/* The walk function @fn returned @ret: judge the end snapshot of @s. */
+void end_judge(struct dcrace_slot *s, long ret, enum dcrace_walk_fn_id fn)
+{
+	const struct dcrace_end_snap *e = slot_end(s);
+	struct dcrace_end_sighting sg = {
+		.result = (int)ret,
+		.dentry_stale = e->dentry_stale,
+		.inode_stale = e->inode_stale,
+		.step_stale = e->step_stale,
+	};
+	enum dcrace_verdict v;
+
+	if (!s->end_pending)
+		return;
+	s->end_pending = false;
+	v = dcrace_classify_end(&sg);
+	if (v == DCRACE_NONE)
+		return;
+	end_count(v);
+	if (dcrace_verdict_is_race(v))
+		report_end_event(e, v, ret, ktime_get_mono_fast_ns(),
+				 dcrace_layout.walk_fns[fn].name);
+}
+
+/* After a call of path_lookupat() or path_parentat(): eax is its errno. */
+int end_ret_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	const struct dcrace_end_ret *r = &container_of(p, struct dcrace_end_site,
+						      kp)->at;
+	struct dcrace_slot *s = slot_find(current);
+
+	if (!s || !s->end_pending)
+		return 0;
+	end_judge(s, (int)regs->ax, r->fn);
+	slot_release(s);
+	return 0;
+}
+
+/* Is @addr in the walk itself (link_path_walk(), inlined or not)? */
+static bool in_walk(unsigned long addr)
+{
+	const struct dcrace_walk_fn *f = dcrace_layout.walk_fns;
+	unsigned int i;
+
+	for (i = 0; i < DCRACE_WALK_FNS; i++)
+		if (addr - f[i].start < f[i].size)
+			return true;
+	return false;
+}
+
+/*
+ * try_to_unlazy(nd), at its entry (LOOKUP_RCU is set: it BUG()s
+ * otherwise), called from the walk itself: a revalidation before a hard
+ * error. On stale state it fails: a catch, with the errno the stale state
+ * implied (dcrace_unlazy_errno()).
+ */
+int unlazy_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct dcrace_nd_head *nd = (struct dcrace_nd_head *)
+				    regs_get_kernel_argument(regs, 0);
+	unsigned long caller = *(unsigned long *)regs->sp;
+	struct dcrace_end_snap *e = this_cpu_ptr(&unlazy_scratch);
+	struct inode *inode;
+	struct dentry *d;
+	int err;
+
+	hit(P_UNLAZY);
+	if (!in_walk(caller) || !(READ_ONCE(nd->flags) & LOOKUP_RCU))
+		return 0;
+	d = READ_ONCE(nd->path.dentry);
+	if (!d)
+		return 0;
+	end_read(e, nd, NULL);
+	inode = READ_ONCE(nd->inode);
+	err = dcrace_unlazy_errno(e->dentry_stale || e->inode_stale,
+				  inode && S_ISDIR(READ_ONCE(inode->i_mode)),
+				  d_can_lookup(d));
+	if (err) {
+		cnt_inc(C_END_CAUGHT);
+		report_end_event(e, DCRACE_END_CAUGHT, err,
+				 ktime_get_mono_fast_ns(),
+				 walk_fn_name(caller));
+	}
+	return 0;
+}
