@@ -3,11 +3,12 @@
 # runs against a temporary tree, with an LD_PRELOAD shim
 # (tests/workload/fault.c) that makes chosen calls fail with ENOENT.
 # Covers how failures are counted: verified false ENOENTs, paths really
-# gone ("gone"), one count per failure in the copier's retries, copies.
+# gone ("gone"), one count per failure in the copier's retries, copies;
+# mode mutate's truth by construction (section 7).
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 32
+plan 43
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -76,6 +77,8 @@ n=$(jget "$tmp/false" 'len(r["tids"]) == len(set(r["tids"])) == 2 and all(t > 0 
 ok "$([[ $n == True ]]; echo $?)" "tids: the 2 walkers' distinct thread ids, the tids of the listed failures ($(jget "$tmp/false" 'r["tids"]'))"
 n=$(jget "$tmp/false" "all($ns0 < p['start_ns'] <= p['end_ns'] < $ns1 for p in r['paths']) and [p['start_ns'] for p in r['paths']] == sorted(p['start_ns'] for p in r['paths']) and abs(r['paths'][0]['end_ns'] - $ns0 - 1e9 * r['paths'][0]['t']) < 2e8")
 ok "$([[ $n == True ]]; echo $?)" "start_ns <= end_ns: CLOCK_MONOTONIC around the failed call (within the run, in order, matches t)"
+n=$(jget "$tmp/false" '[sorted(set(p.get("errno", "none") for p in r["paths"])), r.get("false_errors"), r["false_enoent"], r.get("truth")]')
+ok "$([[ $n == "[['ENOENT'], {'ENOENT': $fe}, $fe, 'lstat']" ]]; echo $?)" "each entry names its errno (ENOENT); false_errors counts them per errno; truth lstat ($n)"
 n=$(jget "$tmp/false" "all(a['end_ns'] <= b['start_ns'] for t in r['tids'] for a, b in zip([p for p in r['paths'] if p['tid'] == t], [p for p in r['paths'] if p['tid'] == t][1:]))")
 ok "$([[ $n == True ]]; echo $?)" "a thread's failed calls do not overlap in time"
 # --max-syscalls: the run ends after that many syscalls (one walker: at
@@ -187,6 +190,53 @@ ok "$([[ $n == "(2, 0)" && $n2 == "8 8 4" ]]; echo $?)" "the result says what wa
 rc=0
 "$wl" --dir "$tmp/pin3" --dirs 2 --pin-dirs 3 >/dev/null 2>"$tmp/err" || rc=$?
 ok "$([[ $rc == 2 ]] && grep -q 'pin-dirs 3 is more than --dirs 2' "$tmp/err"; echo $?)" "--pin-dirs above --dirs: exit 2 (got $rc)"
+
+# 7. Mode mutate: mutators turn mNN file -> gone -> dir (with y) -> gone
+# -> file (renames now and then); walkers stat/open mNN/y and mNN. Truth
+# by construction: mNN/y allows 0, ENOENT, ENOTDIR; mNN 0, ENOENT;
+# locked/y (with --uid) EACCES for a non-root uid, 0 for root. Bounded by
+# count; the host kernel is consistent, so no false error.
+chmod 755 "$tmp"
+mut=(--dir "$tmp/mut" --mode mutate --quiet --threads 2 --duration 60 --max-syscalls 200000)
+"$wl" "${mut[@]}" --mix stat=1,lstat=1,open=1,openat=1 >"$tmp/mut.out" 2>"$tmp/mut.err" || true
+diag "$(cat "$tmp/mut.err")"
+n=$(jget "$tmp/mut.out" '[r["mode"], r["pruner"], r["truth"], r["false_errors"], r["false_enoent"], r["other_errors"], r["paths"], r["mutators"], r["mutations"] > 100, r["uid"]]')
+ok "$([[ $n == "['mutate', 'none', 'construction', {}, 0, 0, [], 2, True, None]" ]]; echo $?)" \
+	"mutate as root: no pruner, truth by construction, 0 false errors, 0 other errors, 2 mutators mutating ($n)"
+n=$(jget "$tmp/mut.out" '{k: sorted(v) for k, v in r["outcomes_by_path"].items()}, r["allowed"]')
+ok "$([[ $n == "({'m/y': ['0', 'ENOENT', 'ENOTDIR'], 'm': ['0', 'ENOENT'], 'locked/y': []}, {'m/y': ['0', 'ENOENT', 'ENOTDIR'], 'm': ['0', 'ENOENT']})" ]]; echo $?)" \
+	"mutate as root: mNN/y succeeded, ENOENT and ENOTDIR; mNN succeeded and ENOENT; each as allowed ($(jget "$tmp/mut.out" 'r["outcomes_by_path"]'))"
+n=$(jget "$tmp/mut.out" 'all(r["outcomes"][op] for op in ("stat", "lstat", "open", "openat")) and sum(sum(v.values()) for v in r["outcomes"].values()) == r["syscalls"] >= 200000')
+ok "$([[ $n == True ]]; echo $?)" "mutate: outcomes per op for each of the mix's 4 calls, summing to the syscalls ($(jget "$tmp/mut.out" 'r["outcomes"]'))"
+n=$({ stat -c '%F %a' "$tmp/mut/m00" "$tmp/mut/m01" "$tmp/mut/locked" "$tmp/mut/locked/y" && ls "$tmp/mut"; } 2>&1 | tr '\n' ' ' || true)
+ok "$([[ $n == "regular empty file 644 regular empty file 644 directory 700 regular empty file 644 locked m00 m01 " ]]; echo $?)" \
+	"mutate: the mutators end their cycle, the tree is left as set up ($n)"
+# --uid: the walkers alone become that uid (raw setresuid in each): locked/y
+# gives EACCES, allowed; the mutators stay root (they create the files).
+"$wl" "${mut[@]}" --no-setup --uid 65534 >"$tmp/uid.out" 2>"$tmp/uid.err" || true
+diag "$(cat "$tmp/uid.err")"
+n=$(jget "$tmp/uid.out" '[r["uid"], r["false_errors"], r["other_errors"], r["outcomes_by_path"]["locked/y"].keys() == {"EACCES"}, r["outcomes_by_path"]["m/y"].get("0", 0) > 0, r["allowed"]["locked/y"]]')
+ok "$([[ $n == "[65534, {}, 0, True, True, ['EACCES']]" ]]; echo $?)" \
+	"--uid 65534: locked/y gives EACCES only, counted as allowed (0 false errors); mNN/y still read ($(jget "$tmp/uid.out" 'r["outcomes_by_path"]'))"
+n=$(jget "$tmp/uid.out" 'r["mutations"] > 100')$(stat -c ' %u' "$tmp/mut/m00" 2>&1 || true)
+ok "$([[ $n == "True 0" ]]; echo $?)" "--uid 65534: the mutators stay root: they mutate, without errors, and m00 is root's ($n)"
+# A false error: an errno no state allows (the shim's EACCES on stat of
+# m00/y, as root), listed with its errno, counted per errno, and stopping
+# nothing else (no verifying lookup in this mode).
+fault=(DCRACE_FAULT_OP=stat DCRACE_FAULT_PATH=m00/y DCRACE_FAULT_ERRNO=13 DCRACE_FAULT_TIMES=5 LD_PRELOAD="$so")
+env "${fault[@]}" "$wl" --dir "$tmp/mut" --mode mutate --quiet --threads 1 --duration 60 --max-syscalls 20000 >"$tmp/fe.out" 2>"$tmp/fe.err" || true
+n=$(jget "$tmp/fe.out" '[r["false_errors"], r["false_enoent"], [(p["op"], p["errno"], p["path"].endswith("/m00/y")) for p in r["paths"]][:2], len(r["paths"]), r["paths_dropped"], r["first_false_error_s"] is not None, r["first_false_enoent_s"]]')
+ok "$([[ $n == "[{'EACCES': 5}, 0, [('stat', 'EACCES', True), ('stat', 'EACCES', True)], 5, 0, True, None]" ]]; echo $?)" \
+	"mutate: an EACCES on m00/y as root is a false error: listed with errno EACCES, counted in false_errors, not as ENOENT ($n)"
+rc=0
+"$wl" --mode stat --uid 65534 >/dev/null 2>"$tmp/err" || rc=$?
+ok "$([[ $rc == 2 ]] && grep -q -- '--mutators and --uid are for --mode mutate' "$tmp/err"; echo $?)" "--uid outside mode mutate: usage error (got $rc: $(cat "$tmp/err"))"
+mkdir -m 700 "$tmp/priv"
+rc=0
+"$wl" --dir "$tmp/priv/m" --mode mutate --quiet --duration 1 --uid 65534 >/dev/null 2>"$tmp/err" || rc=$?
+ok "$([[ $rc == 1 ]] && grep -q -- '--uid 65534 cannot search' "$tmp/err"; echo $?)" "--uid N that cannot search --dir: the workload's own error, exit 1 (got $rc: $(cat "$tmp/err"))"
+n=$("$wl" --help | grep -c -- '--mode stat|open|cp|mutate\|--mutators N\|--uid N' || true)
+ok "$([[ $n == 3 ]]; echo $?)" "--help documents --mode mutate, --mutators, --uid ($n)"
 
 # 6. Behaviour of the old single-file workload kept: usage errors exit 2.
 rc=0

@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/canned.sh
 source "$(dirname "$0")/canned.sh"
-plan 67
+plan 79
 
 tmp_dir
 C=$HS/compare
@@ -171,6 +171,7 @@ cat >"$tmp/fake-rg" <<'FAKE'
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--log) log=$2; shift ;;
+	--kernel) echo "$2" >>"${FAKE_KERNELS:-/dev/null}" ;;
 	--exec) printf '%s\n' "$2" >"$FAKE_EXEC" ;;
 	esac
 	shift
@@ -283,6 +284,76 @@ run nojson "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-good" --json /no
 ok "$([[ $(rcof nojson) -eq $EX_HARNESS_INFRA && $(grep -c . "$tmp/nojson.err") -eq 1 ]] &&
 	grep -q 'cannot write --json /nonexistent/x.json' "$tmp/nojson.err"; echo $?)" \
 	"compare --json /nonexistent/x.json: exit $EX_HARNESS_INFRA, one line (got $(rcof nojson): $(head -c 300 "$tmp/nojson.err"))"
+
+# Mode mutate: the hard-error rule, judged per kernel by the table's
+# errors column (fixed, debian: race; backport, 6.12's: clean). A race
+# kernel reproduces with user-visible false errors, all matched; a clean
+# one has none of any errno and dcrace.ko's end_caught > 0.
+mkmut "$tmp/m-race" "[$(pe "$M" 101 $((B - 1000)) $((B + 1000)) stat EACCES)]" '{"EACCES":1}' 101:m00:$B
+mkmut "$tmp/m-clean" '[]' '{}'
+END_CAUGHT=0 mkmut "$tmp/m-nocaught" '[]' '{}'
+mjudge m-ok "$tmp/m-race" "$tmp/m-clean"
+diag "$(cat "$tmp/m-ok.out")"
+ok "$([[ $(rcof m-ok) -eq 0 ]] && grep -q '^verdict: hard-error rule holds: fixed reproduces (fixed: 1 false error (EACCES 1)), backport is clean' "$tmp/m-ok.out" &&
+	grep -qE '^  false EACCES +1 +0$' "$tmp/m-ok.out" && grep -qE '^module end_caught \(caught at walk end\) +5 +5$' "$tmp/m-ok.out" &&
+	grep -qE '^expected \(errors column\) +race: yes +clean: yes$' "$tmp/m-ok.out"; echo $?)" \
+	"mutate: fixed with a matched false EACCES, backport clean with end_caught: rule holds, per-errno rows, exit 0 (got $(rcof m-ok))"
+ok "$([[ $(jq -r '.kernels.fixed.rule, .kernels.fixed.user_false_by_errno.EACCES, .kernels.backport.end_caught' "$tmp/m-ok.json" | tr '\n' ' ') == "hard-error 1 5 " ]]; echo $?)" \
+	"mutate: --json holds the rule, the false errors per errno, end_caught"
+mjudge m-bad "$tmp/m-race" "$tmp/m-race"
+ok "$([[ $(rcof m-bad) -eq $EX_FAIL ]] && grep -q '^verdict: FIX DOES NOT HOLD: 1 false error (EACCES 1) on the backport kernel (hard-error rule)' "$tmp/m-bad.out"; echo $?)" \
+	"mutate: a false EACCES on backport (errors clean): exit $EX_FAIL (got $(rcof m-bad); $(grep '^verdict:' "$tmp/m-bad.out"))"
+mjudge m-noev "$tmp/m-race" "$tmp/m-nocaught"
+ok "$([[ $(rcof m-noev) -eq $EX_INCONCLUSIVE ]] && grep -q '^verdict: INCONCLUSIVE: backport: no evidence the window was reached' "$tmp/m-noev.out" &&
+	grep -qE '^expected \(errors column\) +race: yes +clean: no evidence$' "$tmp/m-noev.out"; echo $?)" \
+	"mutate: backport clean but end_caught 0: inconclusive, exit $EX_INCONCLUSIVE (got $(rcof m-noev))"
+mjudge m-norep "$tmp/m-clean" "$tmp/m-clean"
+ok "$([[ $(rcof m-norep) -eq $EX_INCONCLUSIVE ]] && grep -q '^verdict: INCONCLUSIVE: the fixed kernel did not reproduce the race (hard-error rule' "$tmp/m-norep.out"; echo $?)" \
+	"mutate: fixed (errors race) without a false error: not reproduced, exit $EX_INCONCLUSIVE (got $(rcof m-norep))"
+# The issue's five kernels, both lines in one compare: a verdict each.
+run m-five "$C" --from-logs "debian=$tmp/m-race" "fixed=$tmp/m-race" "backport=$tmp/m-clean" "debian-6.12=$tmp/m-clean" "6.12/fixed=$tmp/m-clean"
+ok "$([[ $(rcof m-five) -eq 0 ]] && grep -qE '^expected \(errors column\) +race: yes +race: yes +clean: yes +clean: yes +clean: yes$' "$tmp/m-five.out"; echo $?)" \
+	"mutate: debian, fixed, backport, debian-6.12, 6.12/fixed: race, race, clean, clean, clean by the errors column, exit 0 (got $(rcof m-five))"
+run m-mixed "$C" --from-logs "fixed=$tmp/m-race" "fixed=$tmp/u-good" "backport=$tmp/m-clean"
+ok "$([[ $(rcof m-mixed) -eq $EX_HARNESS_INFRA ]] && grep -q 'runs of mode mutate and of other modes' "$tmp/m-mixed.err"; echo $?)" \
+	"runs of mode mutate and stat judged as one kernel: exit $EX_HARNESS_INFRA (got $(rcof m-mixed))"
+# check-kernel --mode mutate: the same judge, bisect's codes.
+mck() {
+	run "$1" env FAKE_LOG="$2" FAKE_EXEC="$tmp/exec" DCRACE_RUN_GUEST="$tmp/fake-rg" \
+		"$HS/check-kernel" --kernel "$3" --mode mutate --uid 65534 --duration 1 --results "$tmp/res"
+}
+mck mck-bad "$tmp/m-race" backport
+mck mck-good "$tmp/m-clean" backport
+mck mck-noev "$tmp/m-nocaught" backport
+ok "$([[ $(rcof mck-bad) -eq 1 && $(rcof mck-good) -eq 0 && $(rcof mck-noev) -eq 125 ]] &&
+	grep -q 'BAD: the kernel returns false errors (1 false error (EACCES 1)' "$tmp/mck-bad.out"; echo $?)" \
+	"check-kernel --mode mutate: a false EACCES bad 1 (got $(rcof mck-bad)), clean with end_caught good 0 (got $(rcof mck-good)), without 125 (got $(rcof mck-noev))"
+ok "$(grep -q -- '--mode mutate --mix stat=50,open=50 --uid 65534 --no-setup' "$tmp/exec" &&
+	grep -q 'echo 2 > /sys/kernel/debug/dcrace/inject/window ||' "$tmp/exec"; echo $?)" \
+	"check-kernel --mode mutate: the workload gets --uid, the module window=2 before the delay"
+# compare --mode mutate boots kernels of both lines, passes --uid, sets
+# window=2 (or --window N); by default fixed and backport.
+: >"$tmp/kernels"
+run m-boot env FAKE_LOG="$tmp/m-race" FAKE_EXEC="$tmp/exec" FAKE_KERNELS="$tmp/kernels" DCRACE_RUN_GUEST="$tmp/fake-rg" \
+	"$C" --mode mutate --uid 65534 --kernels fixed,6.12/fixed --duration 1 --results "$tmp/res"
+ok "$([[ $(tr '\n' ' ' <"$tmp/kernels") == "fixed 6.12/fixed " ]] &&
+	grep -q '^dcrace compare: mode=mutate mix=stat=50,open=50 pruner=none uid=65534 .*injection 20 us p=100% window=2' "$tmp/m-boot.out" &&
+	grep -q -- '--mode mutate --mix stat=50,open=50 --uid 65534 --no-setup' "$tmp/exec" &&
+	grep -q 'echo 2 > /sys/kernel/debug/dcrace/inject/window' "$tmp/exec"; echo $?)" \
+	"compare --mode mutate --uid 65534 --kernels fixed,6.12/fixed: both lines booted, --uid and window=2 passed ($(head -n 1 "$tmp/m-boot.out"))"
+: >"$tmp/kernels"
+run m-def env FAKE_LOG="$tmp/m-clean" FAKE_EXEC="$tmp/exec" FAKE_KERNELS="$tmp/kernels" DCRACE_RUN_GUEST="$tmp/fake-rg" \
+	"$C" --mode mutate --window 3 --duration 1 --results "$tmp/res"
+ok "$([[ $(tr '\n' ' ' <"$tmp/kernels") == "fixed backport " ]] && grep -q 'echo 3 > /sys/kernel/debug/dcrace/inject/window' "$tmp/exec"; echo $?)" \
+	"compare --mode mutate: by default fixed and backport; --window 3 sets window=3 ($(tr '\n' ' ' <"$tmp/kernels"))"
+res=
+for bad in "--uid 1:--uid is for --mode mutate" "--mode mutate --window 4:argument --window: must be in 1..3" \
+	"--mode mutate --natural --window 2:--window is for injected runs"; do
+	# shellcheck disable=SC2086
+	run mbad "$C" ${bad%%:*}
+	res+="$(rcof mbad):$(grep -c -- "${bad#*:}" "$tmp/mbad.err" || true) "
+done
+ok "$([[ $res == "64:1 64:1 64:1 " ]]; echo $?)" "compare --uid outside mode mutate, --window 4, --window without injection: usage errors that say so ($res)"
 
 run c-nan "$C" --duration nan
 ok "$([[ $(rcof c-nan) -eq $EX_USAGE && $(grep -c . "$tmp/c-nan.err") -eq 1 ]]; echo $?)" "compare --duration nan: usage error $EX_USAGE (got $(rcof c-nan))"

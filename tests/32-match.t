@@ -9,7 +9,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/canned.sh
 source "$(dirname "$0")/canned.sh"
-plan 41
+plan 50
 
 tmp_dir
 C=$HS/compare
@@ -126,6 +126,73 @@ PATH_=/mnt/dcrace/$long one_event t-name47 "101:${long:0:47}" 0 1 0 0 "the first
 PATH_=/mnt/dcrace/$long one_event t-name31 "101:${long:0:31}" "$EX_DETECTOR" 0 1 1 "the first 31 characters of a 62-character name: no match"
 PATH_=/mnt/dcrace/${long:0:47} one_event t-name47x "101:${long:0:46}" "$EX_DETECTOR" 0 1 1 "46 characters of a 47-character name: no match"
 
+# Mode mutate (the hard-error rule): a failed call matches an event only
+# with its errno; an end event (lookup=end, the end of the walk) in any
+# call that walks; an unmatched event whose errno some walked path allows
+# is hidden (user space cannot check it), not module-only. Compared as
+# fixed (errors: race) against a clean backport run.
+mkmut "$tmp/m-clean" '[]' '{}'
+# mcall TID [OP [ERRNO [START END]]]: a failed call of $M, by default stat
+# with EACCES from B - 1000 to B + 1000.
+mcall() { pe "$M" "$1" "${4:-$((B - 1000))}" "${5:-$((B + 1000))}" "${2:-stat}" "${3:-EACCES}"; }
+mkmut "$tmp/m-match" "[$(mcall 101)]" '{"EACCES":1}' 101:m00:$B
+mjudge m-match "$tmp/m-match" "$tmp/m-clean"
+diag "$(cat "$tmp/m-match.out")"
+ok "$([[ $(rcof m-match) -eq 0 ]] && mrows m-match 1 0 0 0; echo $?)" \
+	"an EACCES failure and a false_eacces event (lookup=end) in it: matched, exit 0 (got $(rcof m-match): $(grep '^verdict:' "$tmp/m-match.out" || head -c 200 "$tmp/m-match.err"))"
+mkmut "$tmp/m-errno" "[$(mcall 101)]" '{"EACCES":1}' 101:m00:$B:false_enoent:walk:ENOENT
+mjudge m-errno "$tmp/m-errno" "$tmp/m-clean"
+ok "$([[ $(rcof m-errno) -eq $EX_DETECTOR ]] && mrows m-errno 0 1 0 1 &&
+	grep -q '^verdict: DETECTOR FAILURE: fixed: 1 user-only (module missed), 0 module-only (no user failure) false error' "$tmp/m-errno.out"; echo $?)" \
+	"an EACCES failure and a false_enoent event at the same time: no match (errno differs); the event is hidden (ENOENT allowed), the failure user-only, exit $EX_DETECTOR (got $(rcof m-errno))"
+# An end event fits any call that walks a path.
+res=
+for op in lstat open openat; do
+	mkmut "$tmp/m-$op" "[$(mcall 101 $op)]" '{"EACCES":1}' 101:m00:$B
+	mjudge "m-$op" "$tmp/m-$op" "$tmp/m-clean"
+	res+="$op:$(rcof "m-$op"):$(if mrows "m-$op" 1 0 0 0; then echo matched; fi) "
+done
+ok "$([[ $res == "lstat:0:matched open:0:matched openat:0:matched " ]]; echo $?)" "a lookup=end event matches an lstat, an open, an openat ($res)"
+# Unmatched: an errno no walked path allows is module-only (a detector
+# failure); one some path allows is hidden, and on a kernel whose errors
+# column is clean that is a finding, said, not a failure.
+mkmut "$tmp/m-monly" '[]' '{}' 101:m00:$B
+mjudge m-monly "$tmp/m-monly" "$tmp/m-clean"
+ok "$([[ $(rcof m-monly) -eq $EX_DETECTOR ]] && mrows m-monly 0 0 1 0; echo $?)" \
+	"a false_eacces event without a failure, as root (EACCES allowed nowhere): module-only, exit $EX_DETECTOR (got $(rcof m-monly))"
+mkmut "$tmp/m-hidden" '[]' '{}' 102:y:$B:false_enoent:walk:ENOENT 102:m00:$((B + 5000)):false_enotdir:end:ENOTDIR
+mjudge m-hidden "$tmp/m-match" "$tmp/m-hidden"
+diag "$(cat "$tmp/m-hidden.out")"
+ok "$([[ $(rcof m-hidden) -eq 0 ]] && grep -qE '^  hidden \(errno allowed: unverifiable\) +0 +2$' "$tmp/m-hidden.out" &&
+	grep -qE '^  module-only \(no user failure\) +0 +0$' "$tmp/m-hidden.out" &&
+	grep -q '^FINDING: backport: 2 hidden module false_\* event(s) on a kernel whose errors column is clean' "$tmp/m-hidden.out" &&
+	[[ $(jq -r '.runs.backport[0].trace.hidden_first[0].errno' "$tmp/m-hidden.json") == ENOENT ]]; echo $?)" \
+	"a false_enoent and a false_enotdir event without failures: hidden (2), not module-only; on backport (errors clean) a FINDING line; exit 0 (got $(rcof m-hidden))"
+# Trace lines of a module before errno=, end=, seq_state=: the errno is
+# the result's (-13 EACCES, -2 ENOENT).
+mkmut "$tmp/m-old" "[$(mcall 101)]" '{"EACCES":1}' 101:m00:$B:false_eacces:walk:EACCES:old
+mjudge m-old "$tmp/m-old" "$tmp/m-clean"
+ok "$([[ $(rcof m-old) -eq 0 ]] && mrows m-old 1 0 0 0; echo $?)" "an old trace line (no errno=) of a false_eacces with result=-13: matched to the EACCES failure, exit 0 (got $(rcof m-old))"
+mkmut "$tmp/m-old2" "[$(mcall 101)]" '{"EACCES":1}' 101:m00:$B:false_enoent:walk:ENOENT:old
+mjudge m-old2 "$tmp/m-old2" "$tmp/m-clean"
+ok "$([[ $(rcof m-old2) -eq $EX_DETECTOR ]] && mrows m-old2 0 1 0 1; echo $?)" "an old false_enoent line (result=-2) in an EACCES failure: no match, hidden, exit $EX_DETECTOR (got $(rcof m-old2))"
+# A workload before errno= (no errno in paths): its entries are ENOENT
+# failures; a false_enoent event with errno=ENOENT matches them, one with
+# errno=EACCES does not.
+mktr "$tmp/t-new" 1 "[$(call 101)]" 0 101:f7:$B
+sed -i 's/ ns=\([0-9]*\)$/ ns=\1 errno=ENOENT end=path_lookupat seq_state=unchanged/' "$tmp/t-new"
+judge t-new "$tmp/t-new"
+mktr "$tmp/t-new2" 1 "[$(call 101)]" 0 101:f7:$B
+sed -i 's/ ns=\([0-9]*\)$/ ns=\1 errno=EACCES end=path_lookupat seq_state=changed/' "$tmp/t-new2"
+judge t-new2 "$tmp/t-new2"
+ok "$([[ $(rcof t-new) -eq 0 && $(rcof t-new2) -eq $EX_DETECTOR ]] && rows t-new 1 0 0 && rows t-new2 0 1 1; echo $?)" \
+	"paths without errno are ENOENT failures: an event with errno=ENOENT matches (exit $(rcof t-new)), errno=EACCES does not (exit $(rcof t-new2))"
+# The trace's events per false_* verdict against the stats' counters.
+STATS_EXTRA=1 mkmut "$tmp/m-stats" "[$(mcall 101)]" '{"EACCES":1}' 101:m00:$B
+mjudge m-stats "$tmp/m-stats" "$tmp/m-clean"
+ok "$([[ $(rcof m-stats) -eq $EX_HARNESS_INFRA ]] && grep -q 'another number of events of a false_\* verdict' "$tmp/m-stats.out"; echo $?)" \
+	"stats false_eacces 2, trace 1: infrastructure error, exit $EX_HARNESS_INFRA (got $(rcof m-stats))"
+
 # The workload's data must make sense: a thread's calls do not overlap
 # (its syscalls are sequential), a call does not end before it starts,
 # and the list is not longer than the count.
@@ -156,7 +223,7 @@ ok "$([[ $(rcof t-cut) -eq $EX_HARNESS_INFRA ]] && grep -q 'trace events cut off
 	"a trace section without its end: infrastructure error (got $(rcof t-cut))"
 STATS_EXTRA=1 mktr "$tmp/t-stats" 1 "[$(call 101)]" 0 101:f7:$B
 judge t-stats "$tmp/t-stats"
-ok "$([[ $(rcof t-stats) -eq $EX_HARNESS_INFRA ]] && grep -q 'another number of false_enoent events than the module' "$tmp/t-stats.out"; echo $?)" \
+ok "$([[ $(rcof t-stats) -eq $EX_HARNESS_INFRA ]] && grep -q 'another number of events of a false_\* verdict than the module' "$tmp/t-stats.out"; echo $?)" \
 	"a trace with fewer events than the module's false_enoent count: infrastructure error (got $(rcof t-stats))"
 
 # The module loaded (its stats in the log) but neither the trace section

@@ -10,13 +10,85 @@ B=5000000000
 # shellcheck disable=SC2034
 F=/mnt/dcrace/d3/f7
 
-# pe PATH TID START END [OP]: a workload "paths" entry, a failed call OP
-# (default stat) of thread TID on PATH that ran from START to END ns.
+# pe PATH TID START END [OP [ERRNO]]: a workload "paths" entry, a failed
+# call OP (default stat) of thread TID on PATH that ran from START to END
+# ns, with errno ERRNO (default: none said, as before errno=: ENOENT).
 # "ns" (the call's end) is what workloads before start_ns/end_ns wrote:
 # kept so that an older parser reads these logs too (the new one ignores it).
 pe() {
-	printf '{"path":"%s","t":0.5,"tid":%d,"ns":%d,"start_ns":%d,"end_ns":%d,"op":"%s"}' \
-		"$1" "$2" "$4" "$3" "$4" "${5:-stat}"
+	printf '{"path":"%s","t":0.5,"tid":%d,"ns":%d,"start_ns":%d,"end_ns":%d,"op":"%s"%s}' \
+		"$1" "$2" "$4" "$3" "$4" "${5:-stat}" "${6:+,\"errno\":\"$6\"}"
+}
+
+# M: a mode mutate path of the walkers (mNN/y: 0, ENOENT, ENOTDIR allowed).
+# shellcheck disable=SC2034
+M=/mnt/m00/y
+
+# errno_of NAME: the errno's number (the few the canned logs use).
+errno_of() {
+	case $1 in
+	EPERM) echo 1 ;; ENOENT) echo 2 ;; EACCES) echo 13 ;; ENOTDIR) echo 20 ;; ECHILD) echo 10 ;;
+	*) echo "errno_of: $1?" >&2; return 1 ;;
+	esac
+}
+
+# mkmut FILE PATHS FALSE_ERRORS [PID:COMPONENT:NS[:VERDICT[:LOOKUP[:ERRNO[:old]]]]...]:
+# a canned log of a mode mutate run (as root: m/y and m walked) listing
+# PATHS (a JSON list), counting FALSE_ERRORS (a JSON object, e.g.
+# '{"EACCES":1}'), with one trace event per argument: VERDICT default
+# false_eacces, LOOKUP end, ERRNO EACCES; "old": the line of a module
+# before errno=, end=, seq_state= (its result says the errno). The stats
+# count the events per verdict (STATS_EXTRA=N: N more false_eacces);
+# END_CAUGHT: the stats' end_caught (default 5); TIDS as for mktr.
+mkmut() {
+	local f=$1 paths=$2 fe=$3 e pid comp ns v lk en old n
+	shift 3
+	declare -A cnt=()
+	{
+		echo "DCRACE-BOOTED 6.1.192 cpus=2"
+		echo "DCRACE-MODULE-LOADED"
+		printf 'DCRACE-RESULT {"version":1,"mode":"mutate","syscalls":1000,"false_enoent":%d,"false_errors":%s,"truth":"construction","mutators":2,"mutations":500,"uid":null,"allowed":{"m/y":["0","ENOENT","ENOTDIR"],"m":["0","ENOENT"]},%s"first_false_enoent_s":null,"first_false_error_s":%s,"per_second":[1],"elapsed_s":1.0,"paths":%s,"paths_dropped":0,"gone":0,"mix":"stat=50,open=50"}\n' \
+			"$(python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get("ENOENT", 0))' "$fe")" "$fe" \
+			"${TIDS:+\"tids\":[$TIDS],}" "$([[ $fe == '{}' ]] && echo null || echo 0.5)" "$paths"
+		echo "DCRACE-TRACE-BEGIN"
+		for e in "$@"; do
+			IFS=: read -r pid comp ns v lk en old <<<"$e"
+			v=${v:-false_eacces} en=${en:-EACCES}
+			cnt[$v]=$((${cnt[$v]:-0} + 1))
+			n=$(errno_of "$en")
+			if [[ $old == old ]]; then
+				echo "        dcr-walk-$pid     [001] d..1.     5.000000: dcrace_race: verdict=$v pid=$pid comm=dcr-walk lookup=${lk:-end} component=$comp seq=4/6 result=-$n killer=-1/unknown kill_to_read_ns=-1 ns=$ns"
+			else
+				echo "        dcr-walk-$pid     [001] d..1.     5.000000: dcrace_race: verdict=$v pid=$pid comm=dcr-walk lookup=${lk:-end} component=$comp seq=4/6 result=-$n killer=-1/unknown kill_to_read_ns=-1 ns=$ns errno=$en end=path_lookupat seq_state=changed"
+			fi
+		done
+		echo "DCRACE-TRACE-END"
+		echo "DCRACE-TRACE-LOST 0"
+		echo "DCRACE-STATS-BEGIN"
+		printf 'enabled: 1\nnull_inode_seen: 4\nfalse_enoent: %d\ncaught: 4\ncaught_late: 0\nevents: %d\nevents_lost: 0\nwalk_caught: 4\nopen_caught: 4\n' \
+			"${cnt[false_enoent]:-0}" $(($# + 4))
+		printf 'end_judged: %d\nend_genuine: 3\nend_caught: %d\nfalse_enotdir: %d\nfalse_eacces: %d\nfalse_eperm: %d\nfalse_error: %d\nfalse_enoent_seq_unchanged: 0\n' \
+			$(($# + 3 + ${END_CAUGHT:-5})) "${END_CAUGHT:-5}" "${cnt[false_enotdir]:-0}" \
+			$((${cnt[false_eacces]:-0} + ${STATS_EXTRA:-0})) "${cnt[false_eperm]:-0}" "${cnt[false_error]:-0}"
+		echo "DCRACE-STATS-END"
+		echo "DCRACE-DMESG-BEGIN"
+		echo "DCRACE-DMESG-END"
+		echo "DCRACE-EXIT 0"
+	} >"$f"
+}
+
+# mjudge NAME RACE_LOG CLEAN_LOG: compare on the hard-error rule: RACE_LOG
+# as fixed (its errors column: race), CLEAN_LOG as backport (clean).
+# shellcheck disable=SC2154
+mjudge() { run "$1" "$HS/compare" --from-logs "fixed=$2" "backport=$3" --json "$tmp/$1.json"; }
+
+# mrows NAME MATCHED USER_ONLY MODULE_ONLY HIDDEN: the table's rows for the
+# first kernel (fixed) of a mutate compare.
+mrows() {
+	grep -qE "^module events matched to user failures +$2 +" "$tmp/$1.out" &&
+		grep -qE "^  user-only \(module missed\) +$3 +" "$tmp/$1.out" &&
+		grep -qE "^  module-only \(no user failure\) +$4 +" "$tmp/$1.out" &&
+		grep -qE "^  hidden \(errno allowed: unverifiable\) +$5 +" "$tmp/$1.out"
 }
 
 # mktr FILE FALSE PATHS LOST [PID:COMPONENT:NS[:COMM[:LOOKUP]]...]: a

@@ -183,3 +183,28 @@ void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
+
+/* The symbolic names the result uses (dcrace.ko's: E<number> otherwise). */
+static const char *const errno_names[ERRNO_SLOTS] = {
+	[EPERM] = "EPERM", [ENOENT] = "ENOENT", [EINTR] = "EINTR",
+	[EIO] = "EIO", [ENXIO] = "ENXIO", [EBADF] = "EBADF",
+	[ECHILD] = "ECHILD", [EAGAIN] = "EAGAIN", [ENOMEM] = "ENOMEM",
+	[EACCES] = "EACCES", [EFAULT] = "EFAULT", [EBUSY] = "EBUSY",
+	[EEXIST] = "EEXIST", [EXDEV] = "EXDEV", [ENODEV] = "ENODEV",
+	[ENOTDIR] = "ENOTDIR", [EISDIR] = "EISDIR", [EINVAL] = "EINVAL",
+	[ENFILE] = "ENFILE", [EMFILE] = "EMFILE", [ENOSPC] = "ENOSPC",
+	[EROFS] = "EROFS", [EMLINK] = "EMLINK",
+	[ENAMETOOLONG] = "ENAMETOOLONG", [ENOTEMPTY] = "ENOTEMPTY",
+	[ELOOP] = "ELOOP", [EOVERFLOW] = "EOVERFLOW", [ESTALE] = "ESTALE",
+};
+
+/* ERR's name: "0" for success, ENOENT, ..., or E<number>. */
+const char *errno_name(int err, char *buf, size_t size)
+{
+	if (err == 0)
+		return "0";
+	if (err > 0 && err < ERRNO_SLOTS && errno_names[err])
+		return errno_names[err];
+	snprintf(buf, size, "E%d", err);
+	return buf;
+}

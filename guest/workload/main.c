@@ -6,7 +6,7 @@ struct run {
 	struct worker **workers;
 	struct pruner **pruners;
 	long npruners;
-	long created_w, created_p;
+	long created_w, created_p, created_m;
 	long old_cache_pressure;	/* -1: not changed */
 };
 
@@ -15,7 +15,14 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 
 	w->os_tid = (int)gettid();
-	if (thread_start(WALK_COMM))
+	/* before the gate: a walker that cannot run stops the run */
+	if (walker_drop_privileges())
+		exit(1);
+	if (!thread_start(WALK_COMM))
+		return NULL;
+	if (cfg.mode == MODE_MUTATE)
+		mutate_walk_loop(w);
+	else
 		(cfg.mode == MODE_CP ? copy_loop : walk_loop)(w);
 	return NULL;
 }
@@ -32,6 +39,7 @@ static void alloc_threads(struct run *run)
 		w->rng = rng_init(cfg.seed, (uint64_t)i);
 		w->hist = xcalloc(nbins, sizeof(*w->hist));
 		w->first_false_t = -1;
+		w->first_enoent_t = -1;
 		run->workers[i] = w;
 	}
 	run->pruners = xcalloc((size_t)(run->npruners ? run->npruners : 1),
@@ -62,7 +70,7 @@ static int create_threads(struct run *run)
 			return err;
 		run->created_p++;
 	}
-	return 0;
+	return mutate_start(&run->created_m);
 }
 
 static void catch_stop_signals(void)
@@ -117,6 +125,7 @@ static void join_threads(struct run *run, long nworkers, long npruners,
 		res->elapsed = since_start();
 	for (i = 0; i < npruners; i++)
 		pthread_join(run->pruners[i]->tid, NULL);
+	mutate_join(res);
 	for (i = 0; res && i < nworkers; i++)
 		recheck_false(run->workers[i]);
 }
@@ -138,9 +147,11 @@ static int report(struct run *run, struct result *res, int status)
 	}
 	if (!cfg.quiet)
 		fprintf(stderr, PROG ": done: %.3fs syscalls=%" PRIu64
-			" false_enoent=%" PRIu64 " other_errors=%" PRIu64
-			" prunes=%" PRIu64 "\n", res->elapsed, res->syscalls,
-			res->false_enoent, res->other_errors, res->prunes);
+			" false_enoent=%" PRIu64 " false_errors=%" PRIu64
+			" other_errors=%" PRIu64 " prunes=%" PRIu64
+			" mutations=%" PRIu64 "\n", res->elapsed, res->syscalls,
+			res->false_enoent, res->false_total, res->other_errors,
+			res->prunes, res->mutations);
 	print_result(res, run->npruners);
 
 	if (run->npruners && res->prunes == 0 && res->prune_errors) {
@@ -166,7 +177,7 @@ static int run_workload(struct run *run, struct result *res)
 		return 1;
 	}
 	catch_stop_signals();
-	gate_open(1, (int)(run->created_w + run->created_p));
+	gate_open(1, (int)(run->created_w + run->created_p + run->created_m));
 	run_clock(run);
 	atomic_store(&stop_flag, 1);
 	join_threads(run, cfg.threads, run->npruners, res);
@@ -192,6 +203,7 @@ int main(int argc, char **argv)
 	umask(0);
 	memset(&res, 0, sizeof(res));
 	res.first_false_t = -1;
+	res.first_enoent_t = -1;
 
 	run.npruners = cfg.pruner == PRUNER_NONE ? 0 : cfg.pruners;
 	if (!cfg.setup_only && cfg.pruner == PRUNER_DROP &&

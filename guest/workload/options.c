@@ -2,7 +2,7 @@
 /* dcrace-workload: --help text and option parsing. */
 #include "workload.h"
 
-const char *const mode_names[] = { "stat", "open", "cp" };
+const char *const mode_names[] = { "stat", "open", "cp", "mutate" };
 const char *const op_names[] = { "stat", "lstat", "open", "openat" };
 const char *const pruner_names[] = {
 	"drop_caches", "pressure", "none"
@@ -22,6 +22,7 @@ struct config cfg = {
 	.cache_pressure = -1,
 	.pin_dirs = -1,
 	.max_paths = 100000,
+	.uid = -1,
 };
 
 static void usage(FILE *f)
@@ -29,11 +30,22 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: " PROG " [options]\n"
 "  --dir DIR                scratch tree location (default /mnt)\n"
-"  --mode stat|open|cp      walker operation (default stat)\n"
+"  --mode stat|open|cp|mutate\n"
+"                           walker operation (default stat); mutate:\n"
+"                           mutators turn DIR/mNN file -> gone -> dir\n"
+"                           (with y) -> gone -> file, walkers stat/open\n"
+"                           mNN/y and mNN; an errno no state allows is a\n"
+"                           false error (docs/design.md)\n"
+"  --mutators N             mutate: mutator threads, one component each,\n"
+"                           1..64 (default 2)\n"
+"  --uid N                  mutate: walkers run as uid and gid N, 0..2^31-1\n"
+"                           (each thread alone; mutators stay root) and\n"
+"                           also walk locked/y (a 0700 root directory)\n"
 "  --threads N              walker/copier threads, 1..64 (default 2)\n"
 "  --pruner drop_caches|pressure|none\n"
-"                           (default drop_caches; pressure is Hugh's\n"
-"                           memory shortage: slower, see docs/design.md)\n"
+"                           (default drop_caches, none in mode mutate;\n"
+"                           pressure is Hugh's memory shortage: slower,\n"
+"                           see docs/design.md)\n"
 "  --pruners N              pruner threads, 1..64 (default 1)\n"
 "  --prune-interval-ms N    pause between prunes (default 0 = yield)\n"
 "  --pressure-pct N         percent of MemAvailable per round, 1..99\n"
@@ -65,12 +77,13 @@ static void usage(FILE *f)
 "  --quiet                  no progress lines on stderr\n"
 "  --nice N                 run at nice N, 0..19 (default 0): background\n"
 "                           load that yields to a foreground job\n"
-"  --mix OP=W[,OP=W...]     walkers (stat, open modes): make the calls OP\n"
+"  --mix OP=W[,OP=W...]     walkers (stat, open, mutate): make the calls OP\n"
 "                           in proportion to the weights W, 0..1000;\n"
 "                           OP: stat, lstat, open (open O_RDONLY, close),\n"
 "                           openat (the same, relative to a DIR fd)\n"
 "                           (default stat=100; open=100 in mode open)\n"
-"  --stop-at-first          end the run at the first false ENOENT\n"
+"  --stop-at-first          end the run at the first false ENOENT (mode\n"
+"                           mutate: the first false error)\n"
 "                           (for time-to-first measurements)\n"
 "  --help                   this text\n"
 "Prints one line: " RESULT_PREFIX "{json}, also when SIGTERM or SIGINT\n"
@@ -143,7 +156,8 @@ enum {
 	OPT_INTERVAL, OPT_PCT, OPT_STAGGER, OPT_DURATION, OPT_SEED,
 	OPT_DIRS, OPT_FILES, OPT_PIN_DIRS, OPT_CACHE_PRESSURE, OPT_MAXPATHS,
 	OPT_MAXSYSCALLS, OPT_SETUP_ONLY, OPT_NO_SETUP,
-	OPT_QUIET, OPT_STOP_FIRST, OPT_NICE, OPT_MIX, OPT_HELP,
+	OPT_QUIET, OPT_STOP_FIRST, OPT_NICE, OPT_MIX, OPT_MUTATORS, OPT_UID,
+	OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -169,6 +183,8 @@ static const struct option long_opts[] = {
 	{ "stop-at-first",	no_argument,	   NULL, OPT_STOP_FIRST },
 	{ "nice",		required_argument, NULL, OPT_NICE },
 	{ "mix",		required_argument, NULL, OPT_MIX },
+	{ "mutators",		required_argument, NULL, OPT_MUTATORS },
+	{ "uid",		required_argument, NULL, OPT_UID },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -205,6 +221,8 @@ static const struct {
 	{ OPT_MAXSYSCALLS, "max-syscalls", &cfg.max_syscalls, 1,
 	  1000000000000L },
 	{ OPT_NICE, "nice", &cfg.nice, 0, 19 },
+	{ OPT_MUTATORS, "mutators", &cfg.mutators, 1, MAX_THREADS },
+	{ OPT_UID, "uid", &cfg.uid, 0, 2147483647L },
 };
 
 static bool parse_long_field(int c)
@@ -257,9 +275,10 @@ static void parse_option(int c, char **argv)
 		cfg.dir_arg = optarg;
 		break;
 	case OPT_MODE:
-		v = lookup_name(mode_names, 3, optarg);
+		v = lookup_name(mode_names, NMODES, optarg);
 		if (v < 0)
-			usage_error("invalid --mode '%s' (stat|open|cp)", optarg);
+			usage_error("invalid --mode '%s' (stat|open|cp|mutate)",
+				    optarg);
 		cfg.mode = (enum wl_mode)v;
 		break;
 	case OPT_PRUNER:
@@ -268,6 +287,7 @@ static void parse_option(int c, char **argv)
 			usage_error("invalid --pruner '%s' (drop_caches|pressure|none)",
 				    optarg);
 		cfg.pruner = (enum wl_pruner)v;
+		cfg.pruner_set = true;
 		break;
 	case OPT_DURATION:
 		cfg.duration = parse_duration("duration", optarg);
@@ -307,7 +327,7 @@ static void finish_mix(void)
 	int i;
 
 	if (cfg.mix_set && cfg.mode == MODE_CP)
-		usage_error("--mix is for --mode stat or open");
+		usage_error("--mix is for --mode stat, open or mutate");
 	if (!cfg.mix_set)
 		cfg.mix[cfg.mode == MODE_OPEN ? OP_OPEN : OP_STAT] = 100;
 	for (i = 0; i < NOPS; i++)
@@ -316,17 +336,36 @@ static void finish_mix(void)
 		usage_error("--mix: every weight is 0");
 }
 
+/* Mode mutate's options, and the ones it has no use for. */
+static void finish_mutate(void)
+{
+	if (cfg.mode != MODE_MUTATE) {
+		if (cfg.mutators || cfg.uid >= 0)
+			usage_error("--mutators and --uid are for --mode mutate");
+		return;
+	}
+	if (cfg.dirs || cfg.files || cfg.pin_dirs >= 0)
+		usage_error("--dirs, --files and --pin-dirs are not for --mode mutate");
+	if (!cfg.mutators)
+		cfg.mutators = 2;
+	cfg.pin_dirs = 0;
+	/* the mutations are the writers */
+	if (!cfg.pruner_set)
+		cfg.pruner = PRUNER_NONE;
+}
+
 /* Defaults that depend on other options; the directory; the bins. */
 static void finish_args(void)
 {
 	size_t len;
 
 	finish_mix();
+	finish_mutate();
 	if (cfg.setup_only && cfg.no_setup)
 		usage_error("--setup-only and --no-setup exclude each other");
-	if (!cfg.dirs)
+	if (!cfg.dirs && cfg.mode != MODE_MUTATE)
 		cfg.dirs = cfg.mode == MODE_CP ? 32 : 8;
-	if (!cfg.files)
+	if (!cfg.files && cfg.mode != MODE_MUTATE)
 		cfg.files = cfg.mode == MODE_CP ? 128 : 8;
 	if (cfg.pin_dirs < 0)
 		cfg.pin_dirs = cfg.mode == MODE_CP ? 0 : cfg.dirs / 2;

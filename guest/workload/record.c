@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dcrace-workload: a worker's counts of false ENOENTs and other errors.
+ * dcrace-workload: a worker's counts of false ENOENTs and other errors
+ * (mode mutate: of false errors, any errno, note_false_error()).
  *
  * An ENOENT on a path the workload guarantees is checked before it counts
  * as false: right after the failure the path (for a create, its parent)
@@ -29,6 +30,8 @@ static bool persists(const char *path)
 {
 	size_t n = strlen(cfg.dir);
 
+	if (cfg.mode == MODE_MUTATE)
+		return false;	/* truth by construction: nothing to recheck */
 	if (cfg.mode != MODE_CP)
 		return true;
 	if (strncmp(path, cfg.dir, n) != 0)
@@ -42,6 +45,7 @@ static bool persists(const char *path)
 struct failed_call {
 	const char *op;
 	const char *path;
+	int err;
 	double t;
 	uint64_t start_ns;
 	uint64_t end_ns;
@@ -70,6 +74,7 @@ static void keep(struct worker *w, const struct failed_call *c,
 	if (!r->path || !r->check)
 		return;
 	r->op = c->op;
+	r->err = c->err;
 	r->t = c->t;
 	r->start_ns = c->start_ns;
 	r->end_ns = c->end_ns;
@@ -88,11 +93,14 @@ static void note_false(struct worker *w, const struct failed_call *c,
 	if (bin >= nbins)
 		bin = nbins - 1;
 	w->hist[bin]++;
-	if (w->false_enoent++ == 0)
+	if (w->false_total++ == 0)
 		w->first_false_t = t;
+	w->false_errs[errno_slot(c->err)]++;
+	if (c->err == ENOENT && w->false_enoent++ == 0)
+		w->first_enoent_t = t;
 	if (cfg.stop_first)
 		atomic_store(&stop_flag, 1);
-	atomic_store_explicit(&w->pub_false, w->false_enoent,
+	atomic_store_explicit(&w->pub_false, w->false_total,
 			      memory_order_relaxed);
 	keep(w, c, check);
 }
@@ -125,6 +133,7 @@ static bool still_there(struct worker *w, const char *check)
 		}
 		c[i].op = "lstat";
 		c[i].path = check;
+		c[i].err = ENOENT;
 		c[i].t = since_start();
 	}
 	return false;
@@ -139,7 +148,7 @@ static bool verify_enoent(struct worker *w, const char *op, const char *path,
 			  const char *check, bool may_be_absent)
 {
 	struct failed_call c = {
-		.op = op, .path = path, .t = since_start(),
+		.op = op, .path = path, .err = ENOENT, .t = since_start(),
 		.start_ns = w->call_start, .end_ns = w->call_end,
 	};
 
@@ -220,6 +229,8 @@ void recheck_false(struct worker *w)
 		if (r->persist && !still_there(NULL, r->check)) {
 			r->gone = true;
 			w->false_enoent--;
+			w->false_total--;
+			w->false_errs[ENOENT]--;
 			w->gone++;
 			bin = r->t < 0 ? 0 : (size_t)r->t;
 			w->hist[bin < nbins ? bin : nbins - 1]--;
@@ -227,6 +238,21 @@ void recheck_false(struct worker *w)
 			first = r->t;
 		}
 	}
-	if (first >= 0 || !w->false_enoent)
+	if (first >= 0 || !w->false_total)
 		w->first_false_t = first;
+}
+
+/*
+ * Mode mutate: W's last TIMED() call returned ERR, which no consistent
+ * state of PATH allows: a false error, by construction (no check).
+ */
+void note_false_error(struct worker *w, const char *op, const char *path,
+		      int err)
+{
+	struct failed_call c = {
+		.op = op, .path = path, .err = err, .t = since_start(),
+		.start_ns = w->call_start, .end_ns = w->call_end,
+	};
+
+	note_false(w, &c, path);
 }

@@ -37,14 +37,17 @@ static void print_paths(FILE *f, const struct result *r, uint64_t *listed)
 {
 	size_t i;
 
+	char buf[16];
+
 	for (i = 0; i < r->npaths && i < (size_t)cfg.max_paths; i++) {
 		const struct path_rec *p = &r->paths[i];
 
 		fputs(i ? ",{\"path\":" : "{\"path\":", f);
 		json_string(f, p->path);
 		fprintf(f, ",\"t\":%.3f,\"tid\":%d,\"start_ns\":%" PRIu64
-			",\"end_ns\":%" PRIu64 ",\"op\":\"%s\"}", p->t, p->tid,
-			p->start_ns, p->end_ns, p->op);
+			",\"end_ns\":%" PRIu64 ",\"op\":\"%s\",\"errno\":\"%s\"}",
+			p->t, p->tid, p->start_ns, p->end_ns, p->op,
+			errno_name(p->err, buf, sizeof(buf)));
 		(*listed)++;
 	}
 }
@@ -62,6 +65,16 @@ static void print_tids(FILE *f, const struct result *r)
 	for (i = 0; i < r->ntids; i++)
 		fprintf(f, "%s%d", i ? "," : "", r->tids[i]);
 	fputc(']', f);
+}
+
+/* ,"NAME":T with T seconds, or null when T < 0 (none). */
+static void first_json(FILE *f, const char *name, double t)
+{
+	fprintf(f, ",\"%s\":", name);
+	if (t >= 0)
+		fprintf(f, "%.3f", t);
+	else
+		fputs("null", f);
 }
 
 static void print_json(FILE *f, const struct result *r, long npruners)
@@ -82,17 +95,25 @@ static void print_json(FILE *f, const struct result *r, long npruners)
 		cfg.seed, cfg.threads, npruners, cfg.dirs, cfg.files, cfg.pin_dirs,
 		cfg.cache_pressure, cfg.duration, r->elapsed, r->syscalls,
 		r->false_enoent, r->other_errors);
+	/*
+	 * truth: how a false error is known; lstat: an ENOENT on a path found
+	 * right after; construction: mode mutate's errno no state allows
+	 */
+	fprintf(f, "\"truth\":\"%s\",\"false_errors\":",
+		cfg.mode == MODE_MUTATE ? "construction" : "lstat");
+	errno_counts_json(f, r->false_errs);
+	fputc(',', f);
+	if (cfg.mode == MODE_MUTATE)
+		mutate_json(f, r);
 	print_tids(f, r);
 	fputs(",\"first_error\":", f);
 	if (r->first_err)
 		json_string(f, r->first_err);
 	else
 		fputs("null", f);
-	fputs(",\"first_false_enoent_s\":", f);
-	if (r->first_false_t >= 0)
-		fprintf(f, "%.3f", r->first_false_t);
-	else
-		fputs("null", f);
+	first_json(f, "first_false_enoent_s", cfg.mode == MODE_MUTATE ?
+		   r->first_enoent_t : r->first_false_t);
+	first_json(f, "first_false_error_s", r->first_false_t);
 	fprintf(f, ",\"prunes\":%" PRIu64 ",\"prune_errors\":%" PRIu64
 		",\"per_second\":[", r->prunes, r->prune_errors);
 	for (i = 0; i < nbins; i++)
@@ -101,7 +122,7 @@ static void print_json(FILE *f, const struct result *r, long npruners)
 	print_paths(f, r, &listed);
 	fprintf(f, "],\"paths_dropped\":%" PRIu64 ",\"copies\":%" PRIu64
 		",\"gone\":%" PRIu64 ",\"mix\":",
-		r->false_enoent - listed, r->copies, r->gone);
+		r->false_total - listed, r->copies, r->gone);
 	if (cfg.mode == MODE_CP) {
 		fputs("null", f);
 	} else {
@@ -153,8 +174,23 @@ void progress(struct worker **workers, struct pruner **pruners, long npruners)
 	for (i = 0; i < npruners; i++)
 		pr += atomic_load_explicit(&pruners[i]->pub_prunes,
 					   memory_order_relaxed);
-	fprintf(stderr, PROG ": %.1fs syscalls=%" PRIu64 " false_enoent=%"
+	fprintf(stderr, PROG ": %.1fs syscalls=%" PRIu64 " false=%"
 		PRIu64 " prunes=%" PRIu64 "\n", since_start(), sys, fe, pr);
+}
+
+/* W's counts per errno added to R's. */
+static void sum_counts(struct result *r, const struct worker *w)
+{
+	size_t e;
+	int k;
+
+	for (e = 0; e < ERRNO_SLOTS; e++) {
+		r->false_errs[e] += w->false_errs[e];
+		for (k = 0; k < NOPS; k++)
+			r->outcomes[k][e] += w->outcomes[k][e];
+		for (k = 0; k < NKINDS; k++)
+			r->kind_outcomes[k][e] += w->kind_outcomes[k][e];
+	}
 }
 
 /* Sums the joined threads' counts into R (whose elapsed is set). */
@@ -176,15 +212,21 @@ void collect_result(struct result *r, struct worker **workers,
 
 		r->syscalls += w->syscalls;
 		r->false_enoent += w->false_enoent;
+		r->false_total += w->false_total;
+		sum_counts(r, w);
 		r->other_errors += w->other_errors;
 		r->copies += w->copies;
 		for (b = 0; b < nbins; b++)
 			r->hist[b] += w->hist[b];
 		r->gone += w->gone;
-		if (w->false_enoent &&
+		if (w->false_total &&
 		    (r->first_false_t < 0 ||
 		     w->first_false_t < r->first_false_t))
 			r->first_false_t = w->first_false_t;
+		if (w->first_enoent_t >= 0 &&
+		    (r->first_enoent_t < 0 ||
+		     w->first_enoent_t < r->first_enoent_t))
+			r->first_enoent_t = w->first_enoent_t;
 		if (w->first_err &&
 		    (!r->first_err || w->first_err_t < first_err_t)) {
 			r->first_err = w->first_err;

@@ -2,18 +2,14 @@
 /* dcrace-workload: making and checking the scratch tree. */
 #include "workload.h"
 
-static void __attribute__((noreturn)) setup_fail(const char *what,
-						 const char *path, int err)
+void setup_fail(const char *what, const char *path, int err)
 {
 	fprintf(stderr, PROG ": setup: %s %s: %s\n", what, path,
 		strerror(err));
 	exit(1);
 }
 
-static void fmt_path(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void fmt_path(char *buf, size_t size, const char *fmt, ...)
+void fmt_path(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -58,7 +54,7 @@ static void mkdir_parents(const char *dir)
 }
 
 /* A directory of the tree itself: created with exactly this mode. */
-static void make_tree_dir(const char *path, mode_t mode)
+void make_tree_dir(const char *path, mode_t mode)
 {
 	if (mkdir(path, mode) < 0) {
 		if (errno != EEXIST)
@@ -69,8 +65,7 @@ static void make_tree_dir(const char *path, mode_t mode)
 		setup_fail("chmod", path, errno);
 }
 
-static void make_file(const char *path, const void *data, size_t len,
-		      mode_t mode)
+void make_file(const char *path, const void *data, size_t len, mode_t mode)
 {
 	int fd;
 
@@ -176,7 +171,13 @@ static void verify_tree(void)
 /* Makes the tree (or, with --no-setup, checks it); exits on failure. */
 void prepare_tree(void)
 {
-	if (cfg.no_setup) {
+	if (cfg.mode == MODE_MUTATE) {
+		if (!cfg.no_setup)
+			mkdir_parents(cfg.dir);
+		mutate_prepare();
+		if (!cfg.no_setup)
+			sync();
+	} else if (cfg.no_setup) {
 		verify_tree();
 	} else {
 		mkdir_parents(cfg.dir);

@@ -22,7 +22,7 @@ void mix_string(char *buf, size_t size)
 }
 
 /* The only call with a weight, or -1 when there are several. */
-static int single_op(void)
+int single_op(void)
 {
 	int i;
 
@@ -32,7 +32,7 @@ static int single_op(void)
 	return -1;
 }
 
-static enum walk_op pick_op(struct worker *w)
+enum walk_op pick_op(struct worker *w)
 {
 	long r = (long)rng_below(&w->rng, (unsigned int)cfg.mix_total);
 	int i;
@@ -46,8 +46,8 @@ static enum walk_op pick_op(struct worker *w)
 }
 
 /* One call, timed (TIMED()); its errno when it failed, else 0. */
-static int walk_call(struct worker *w, enum walk_op op, int dirfd,
-		     const char *path, const char *rel)
+int walk_call(struct worker *w, enum walk_op op, int dirfd, const char *path,
+	      const char *rel)
 {
 	struct stat st;
 	int r;

@@ -22,6 +22,7 @@
  *	tree.c		making and checking the scratch tree
  *	record.c	a worker's counts: false ENOENTs, other errors
  *	walk.c		stat/open walkers
+ *	mutate.c	mutate mode: mutators, its walkers, truth by construction
  *	cp.c		cp mode: copy the source tree, remove the copy
  *	prune.c		pruners (drop_caches, memory pressure), sysctls
  *	result.c	progress lines, summing up, the result JSON
@@ -56,6 +57,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +67,7 @@
 #define DROP_CACHES	"/proc/sys/vm/drop_caches"
 #define WALK_COMM	"dcr-walk"
 #define PRUNE_COMM	"dcr-prune"
+#define MUTATE_COMM	"dcr-mutate"
 #define CACHE_PRESSURE	"/proc/sys/vm/vfs_cache_pressure"
 /*
  * The pressure pruner's vfs_cache_pressure: a small tree in a small guest
@@ -79,11 +82,23 @@
 #define MAX_DURATION	86400.0
 #define ERR_TEXT_LEN	(PATH_MAX + 64)
 
-enum wl_mode { MODE_STAT, MODE_OPEN, MODE_CP };
+enum wl_mode { MODE_STAT, MODE_OPEN, MODE_CP, MODE_MUTATE, NMODES };
 enum wl_pruner { PRUNER_DROP, PRUNER_PRESSURE, PRUNER_NONE };
 
 /* The walkers' calls (--mix). */
 enum walk_op { OP_STAT, OP_LSTAT, OP_OPEN, OP_OPENAT, NOPS };
+
+/*
+ * Counts per errno (0: success): errno values below ERRNO_SLOTS have
+ * their own slot, larger ones share the last.
+ */
+#define ERRNO_SLOTS	160
+
+/*
+ * Mode mutate's paths, by what a consistent state allows (mutate.c):
+ * mNN/y, mNN, and with --uid the static locked/y.
+ */
+enum mut_kind { MK_Y, MK_M, MK_LOCKED, NKINDS };
 
 extern const char *const mode_names[];
 extern const char *const op_names[];
@@ -115,18 +130,23 @@ struct config {
 	long mix[NOPS];		/* weight of each walk_op */
 	long mix_total;
 	bool mix_set;
+	bool pruner_set;
+	long mutators;		/* mode mutate: mutated components */
+	long uid;		/* mode mutate: the walkers' uid/gid; -1 none */
 };
 
 extern struct config cfg;
 
 /*
- * A false ENOENT: the failed call and when, for the JSON "paths". The
+ * A false error (ENOENT, or in mode mutate any errno the path's states
+ * do not allow): the failed call and when, for the JSON "paths". The
  * call ran between start_ns and end_ns (CLOCK_MONOTONIC, read right
  * before and right after it): dcrace.ko's event for it lies in between.
  */
 struct path_rec {
 	char *path;		/* the path the call failed on */
 	const char *op;		/* the call: "stat", "open", "mkdir", ... */
+	int err;		/* its errno */
 	double t;		/* seconds since the start, after the call */
 	uint64_t start_ns;
 	uint64_t end_ns;
@@ -152,13 +172,18 @@ struct worker {
 	uint64_t rng;
 	uint64_t syscalls;
 	uint64_t false_enoent;
+	uint64_t false_total;	/* false errors of any errno */
+	uint64_t false_errs[ERRNO_SLOTS];
+	uint64_t outcomes[NOPS][ERRNO_SLOTS];	/* mode mutate */
+	uint64_t kind_outcomes[NKINDS][ERRNO_SLOTS];
 	uint64_t gone;		/* ENOENT on a path really gone */
 	uint64_t other_errors;
 	uint64_t copies;
 	uint64_t dirs_made;	/* by the current copy */
 	uint64_t call_start;	/* the last TIMED() call's start, end (ns) */
 	uint64_t call_end;
-	double first_false_t;
+	double first_false_t;	/* the first false error */
+	double first_enoent_t;	/* the first false ENOENT */
 	double first_err_t;
 	char *first_err;
 	uint64_t *hist;
@@ -179,12 +204,18 @@ struct result {
 	double elapsed;
 	uint64_t syscalls;
 	uint64_t false_enoent;
+	uint64_t false_total;
+	uint64_t false_errs[ERRNO_SLOTS];
+	uint64_t outcomes[NOPS][ERRNO_SLOTS];
+	uint64_t kind_outcomes[NKINDS][ERRNO_SLOTS];
 	uint64_t gone;
 	uint64_t other_errors;
 	uint64_t copies;
 	uint64_t prunes;
 	uint64_t prune_errors;
+	uint64_t mutations;
 	double first_false_t;	/* < 0: none */
+	double first_enoent_t;	/* < 0: none */
 	const char *first_err;
 	uint64_t *hist;
 	struct path_rec *paths;
@@ -255,6 +286,12 @@ bool thread_start(const char *comm);
 void gate_open(int state, int nready);
 void *alloc_aligned(size_t size);
 void *xcalloc(size_t n, size_t size);
+const char *errno_name(int err, char *buf, size_t size);
+
+static inline size_t errno_slot(int err)
+{
+	return err >= 0 && err < ERRNO_SLOTS ? (size_t)err : ERRNO_SLOTS - 1;
+}
 
 /* options.c */
 void parse_args(int argc, char **argv);
@@ -262,6 +299,12 @@ void parse_args(int argc, char **argv);
 /* tree.c */
 void prepare_tree(void);
 void pin_dirs(void);
+void __attribute__((noreturn)) setup_fail(const char *what, const char *path,
+					  int err);
+void fmt_path(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void make_tree_dir(const char *path, mode_t mode);
+void make_file(const char *path, const void *data, size_t len, mode_t mode);
 
 /* record.c */
 void note_error(struct worker *w, const char *op, const char *path, int err);
@@ -269,10 +312,25 @@ bool src_error(struct worker *w, const char *op, const char *path, int err);
 bool dst_error(struct worker *w, const char *op, const char *path, int err);
 bool absent_error(struct worker *w, const char *op, const char *path);
 void recheck_false(struct worker *w);
+void note_false_error(struct worker *w, const char *op, const char *path,
+		      int err);
 
 /* walk.c */
 void walk_loop(struct worker *w);
 void mix_string(char *buf, size_t size);
+int single_op(void);
+enum walk_op pick_op(struct worker *w);
+int walk_call(struct worker *w, enum walk_op op, int dirfd, const char *path,
+	      const char *rel);
+
+/* mutate.c */
+void mutate_prepare(void);
+int mutate_start(long *created);
+void mutate_join(struct result *r);
+int walker_drop_privileges(void);
+void mutate_walk_loop(struct worker *w);
+void mutate_json(FILE *f, const struct result *r);
+void errno_counts_json(FILE *f, const uint64_t *counts);
 
 /* cp.c */
 void copy_loop(struct worker *w);

@@ -29,6 +29,12 @@ natural (no module) unless --ko gives a module built for it. KERNEL is a
 name of that table (a typo is a usage error, 128) or a path with a
 directory (a missing file cannot be tested, 125).
 
+--mode mutate asks the hard-error rule instead (docs/design.md, "The
+judge"): bad is a user-visible false error of any errno (one no state of
+the walked path allows); good on a kernel of the table expected clean on
+that rule (its errors column) needs dcrace.ko's end_caught > 0; the
+injection sets the module's window=2 (--window N to change it).
+
 Example, in a kernel tree being bisected (a failed build must say 125,
 "skip", not make's 2, which git bisect run takes as "bad"):
   git bisect run sh -c 'make -j2 bzImage || exit 125
@@ -40,8 +46,8 @@ import sys
 
 from . import argtypes as A
 from . import defs
-from .judge import Judgement
-from .logs import InfraError
+from .judge import Judgement, by_errno
+from .logs import InfraError, false_total
 from .runner import guarded, results_dir, run_once, shown
 from .spec import DEFAULT_MIX, RunSpec, default_mix
 
@@ -62,7 +68,13 @@ def build_parser():
                    help="window widening, 0..10000 us (needs the module)")
     p.add_argument("--natural", action="store_true", help="no module, no injection")
     p.add_argument("--ko", help="dcrace.ko built for this kernel")
-    p.add_argument("--mode", choices=["stat", "open", "cp"], default="stat")
+    p.add_argument("--mode", choices=["stat", "open", "cp", "mutate"], default="stat",
+                   help="workload mode (default stat; mutate: the hard-error rule)")
+    p.add_argument("--uid", type=A.int_range(0, 2 ** 31 - 1, "a uid"), metavar="N",
+                   help="mode mutate: the walkers run as uid and gid N")
+    p.add_argument("--window", type=A.int_range(1, 3, "a window"), metavar="N",
+                   help="dcrace.ko's inject/window with injection (default 2 in mode mutate, "
+                   "else the module's 1)")
     p.add_argument("--mix", type=A.mix, metavar="OP=W,...",
                    help="the walkers' calls (dcrace-workload --mix; default %s in stat mode, "
                    "open=100 in open mode; not for cp)" % DEFAULT_MIX)
@@ -92,27 +104,40 @@ def parse_args(argv):
     if inject and not module:
         p.error("--inject needs dcrace.ko: give --ko for a kernel that is not ours")
     if args.mix and args.mode == "cp":
-        p.error("--mix is for --mode stat or open")
+        p.error("--mix is for --mode stat, open or mutate")
+    if args.uid is not None and args.mode != "mutate":
+        p.error("--uid is for --mode mutate")
+    if args.window is not None and not inject:
+        p.error("--window needs injection")
     duration = args.duration or (10.0 if inject else 60.0)
     spec = RunSpec(duration=duration, seed=args.seed, threads=args.threads, mode=args.mode,
                    mix=args.mix or default_mix(args.mode),
                    inject_us=inject, smp=args.smp, mem=args.mem, accel=args.accel,
-                   module=module, ko=os.path.abspath(args.ko) if args.ko else None)
+                   module=module, ko=os.path.abspath(args.ko) if args.ko else None,
+                   uid=args.uid, window=args.window)
     return args, spec
 
 
 def show_try(i, r, spec):
     """One try's counts, and its per-event match."""
-    print("try %d: %d syscalls, %d user-visible false ENOENT%s" % (
-        i, r["result"]["syscalls"], r["result"]["false_enoent"],
-        ", dcrace.ko: %d false_enoent, %d caught" % (r["stats"]["false_enoent"], r["stats"]["caught"])
-        if spec.module else ""))
+    res, st = r["result"], r.get("stats") or {}
+    if spec.mode == "mutate":
+        print("try %d: %d syscalls, %d user-visible false errors (%s)%s" % (
+            i, res["syscalls"], false_total(res), by_errno(res.get("false_errors") or {}) or "none",
+            ", dcrace.ko: %s, end_caught %d" % (
+                by_errno({k: v for k, v in st.items() if k.startswith("false_")}) or "no false_*",
+                st.get("end_caught", 0)) if spec.module else ""))
+    else:
+        print("try %d: %d syscalls, %d user-visible false ENOENT%s" % (
+            i, res["syscalls"], res["false_enoent"],
+            ", dcrace.ko: %d false_enoent, %d caught" % (st["false_enoent"], st["caught"])
+            if spec.module else ""))
     tr = r.get("trace")
     if tr is not None:
         print("try %d: dcrace.ko trace events: %d matched, %d user-only, %d module-only, "
-              "%d outside the workload%s" % (
+              "%d outside the workload or hidden%s" % (
                   i, tr["matched"], len(tr["user_only"]), len(tr["module_only"]),
-                  len(tr.get("outside", [])),
+                  len(tr.get("outside", [])) + len(tr.get("hidden", [])),
                   " (detector failure; the user-visible false ENOENT decides)"
                   if tr["user_only"] or tr["module_only"] else ""))
 

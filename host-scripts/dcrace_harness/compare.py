@@ -31,6 +31,18 @@ gone, trace events lost, a truncated paths list, --json or --plot cannot
 be written, an unexpected error), 4 detector failure (a module event or a
 user-visible false ENOENT without its match), 64 usage error (an unknown
 kernel name, before any boot), 130 interrupted (README.md, "Exit codes").
+
+--mode mutate judges the hard-error rule instead (the kernel table's
+errors column): the workload's mutators turn components file -> gone ->
+directory -> gone -> file while its walkers stat and open through them; an
+errno no state of the path allows is a user-visible false error, matched
+to a dcrace.ko false_<errno> event of the same errno (events whose errno
+the path allows are "hidden": user space cannot check them). A kernel
+expected to race must show false errors, one expected clean none and
+dcrace.ko's end_caught > 0 (the window reached; injection sets the
+module's window=2, --window N to change it). The same exit codes apply.
+Kernels of both lines may be compared in one run (dcrace.ko is built for
+each).
 """
 
 import json
@@ -42,7 +54,7 @@ import tempfile
 
 from . import argtypes as A
 from . import defs
-from .judge import Judgement, summarize, verdict
+from .judge import ERRORS_RULE, Judgement, by_errno, summarize, verdict
 from .logs import InfraError
 from .match import read_run
 from .runner import guarded, results_dir, run_once, shown, writable
@@ -55,15 +67,20 @@ def build_parser():
                    help="workload seconds per run (default 20; 60 with --pruner pressure)")
     p.add_argument("--seed", type=A.positive_int, default=1, help="workload seed (default 1)")
     p.add_argument("--threads", type=A.positive_int, default=2, help="walker threads (default 2)")
-    p.add_argument("--mode", choices=["stat", "open", "cp"], default="stat",
-                   help="workload mode (default stat)")
+    p.add_argument("--mode", choices=["stat", "open", "cp", "mutate"], default="stat",
+                   help="workload mode (default stat; mutate: the hard-error rule)")
+    p.add_argument("--uid", type=A.int_range(0, 2 ** 31 - 1, "a uid"), metavar="N",
+                   help="mode mutate: the walkers run as uid and gid N (dcrace-workload --uid)")
+    p.add_argument("--window", type=A.int_range(1, 3, "a window"), metavar="N",
+                   help="dcrace.ko's inject/window with injection: 1 after the d_seq sample, "
+                   "2 after a step ends, 3 both (default 2 in mode mutate, else the module's 1)")
     p.add_argument("--mix", type=A.mix, metavar="OP=W,...",
                    help="the walkers' calls, passed to dcrace-workload --mix: OP stat, lstat, open, "
                    "openat with weights 0..1000 (default %s in stat mode, open=100 in open mode; "
                    "not for cp)" % DEFAULT_MIX)
-    p.add_argument("--pruner", choices=["drop_caches", "pressure"],
-                   help="pruner (default drop_caches; pressure: Hugh's memory shortage, "
-                   "a 192M guest and 60 s runs by default, slower to race)")
+    p.add_argument("--pruner", choices=["drop_caches", "pressure", "none"],
+                   help="pruner (default drop_caches, none in mode mutate; pressure: Hugh's "
+                   "memory shortage, a 192M guest and 60 s runs by default, slower to race)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--inject", type=A.inject_us, metavar="US", dest="inject_us", default=20,
                    help="busy-wait US microseconds (0..10000) in the race window, walkers only (default 20)")
@@ -75,12 +92,12 @@ def build_parser():
                    "workload runs short of memory as in Hugh's reproduction)"
                    % (default_mem(None), default_mem("pressure")))
     p.add_argument("--runs", type=A.positive_int, default=1, help="runs per kernel (default 1)")
-    line = os.environ.get("DCRACE_LINE") or defs.LINES[0]
-    pair = ",".join(defs.line_name(line, n) for n in ("unfixed", "fixed"))
-    p.add_argument("--kernels", default=pair,
+    p.add_argument("--kernels",
                    help="comma-separated kernels: %s (debian*: Debian's stock kernels; 6.12/*, "
-                   "debian-6.12*: the 6.12 line) or bzImage paths (default %s; DCRACE_LINE=6.12 "
-                   "makes it the 6.12 pair)" % (", ".join(defs.kernel_names()), pair))
+                   "debian-6.12*: the 6.12 line; lines may be mixed) or bzImage paths (default "
+                   "%s; DCRACE_LINE=6.12 makes it the 6.12 pair; mode mutate: %s)" % (
+                       ", ".join(defs.kernel_names()), default_kernels("stat", defs.LINES[0]),
+                       default_kernels("mutate", defs.LINES[0])))
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     p.add_argument("--plot", metavar="FILE.png",
                    help="also draw a per-second timeline of each kernel into FILE.png (gnuplot)")
@@ -90,6 +107,16 @@ def build_parser():
     p.add_argument("--from-logs", nargs="+", metavar="KERNEL=LOG",
                    help="no boot: judge existing serial logs (for tests and re-analysis)")
     return p
+
+
+def default_kernels(mode, line):
+    """The kernels compared when --kernels is not given: the line's
+    unfixed and fixed; in mode mutate (the hard-error rule) 6.1's fixed,
+    which has the race, and the line's kernel without it (6.1's
+    backport, 6.12's fixed)."""
+    if mode == "mutate":
+        return "fixed," + ("backport" if line == defs.LINES[0] else defs.line_name(line, "fixed"))
+    return ",".join(defs.line_name(line, n) for n in ("unfixed", "fixed"))
 
 
 def fmt_first(v):
@@ -106,7 +133,44 @@ def traced(s, key):
     return str(s[key])
 
 
+def errors_rows(sums):
+    """The table's rows of mode mutate (the hard-error rule): the false
+    errors per errno, dcrace.ko's per verdict, the match."""
+    mod = lambda k: lambda s: str(s["module_false"].get(k, 0)) if s["has_module"] else "-"
+    errnos = sorted(set(["EACCES", "ENOTDIR", "EPERM", "ENOENT"]).union(
+        *(s["user_false_by_errno"] for s in sums.values())))
+    verdicts = sorted(set(["false_eacces", "false_enotdir", "false_eperm", "false_error",
+                           "false_enoent"]).union(*(s["module_false"] for s in sums.values())))
+    return ([
+        ("runs", lambda s: str(s["runs"])),
+        ("syscalls made", lambda s: str(s["syscalls"])),
+        ("mutations (mutator syscalls)", lambda s: str(s["mutations"])),
+        ("other errors (the workload's own)", lambda s: str(s["other_errors"])),
+        ("user-visible false errors", lambda s: str(s["user_false_errors"])),
+    ] + [("  false %s" % e, (lambda e: lambda s: str(s["user_false_by_errno"].get(e, 0)))(e))
+         for e in errnos] + [
+        ("runs that reproduced", lambda s: "%d/%d" % (s["runs_reproduced"], s["runs"])),
+    ] + [("module %s" % v, mod(v)) for v in verdicts] + [
+        ("module end_judged (walk ends judged)", lambda s: str(s["end_judged"]) if s["has_module"] else "-"),
+        ("module end_caught (caught at walk end)", lambda s: str(s["end_caught"]) if s["has_module"] else "-"),
+        ("module events matched to user failures", lambda s: traced(s, "matched")),
+        ("  user-only (module missed)", lambda s: traced(s, "user_only")),
+        ("  module-only (no user failure)", lambda s: traced(s, "module_only")),
+        ("  hidden (errno allowed: unverifiable)", lambda s: traced(s, "hidden")),
+        ("  outside the workload (other processes)", lambda s: traced(s, "outside")),
+        ("time to first false error", lambda s: fmt_first(s["first_s"])),
+        ("kernel splats (BUG/WARNING)", lambda s: str(s["splats"])),
+        ("verdict (hard-error rule)", lambda s: "AFFECTED (%s)" % by_errno(s["user_false_by_errno"])
+         if s["affected"] else "clean"),
+    ])
+
+
 def table(names, sums):
+    if any(sums[n]["rule"] == ERRORS_RULE for n in names):
+        rows = errors_rows(sums)
+        if any(n in defs.KERNELS for n in names):
+            rows.append(("expected (errors column)", lambda s: s["expect"]))
+        return layout(names, sums, rows)
     rows = [
         ("runs", lambda s: str(s["runs"])),
         ("syscalls made", lambda s: str(s["syscalls"])),
@@ -129,6 +193,11 @@ def table(names, sums):
     ]
     if any(n in defs.KERNELS for n in names):
         rows.append(("expected", lambda s: s["expect"]))
+    return layout(names, sums, rows)
+
+
+def layout(names, sums, rows):
+    """ROWS (label, f(summary)) with a column per kernel of NAMES."""
     w0 = max(len(r[0]) for r in rows)
     cols = [max([len(n)] + [len(f(sums[n])) for _, f in rows]) for n in names]
     out = ["%-*s  %s" % (w0, "", "  ".join("%*s" % (c, n) for c, n in zip(cols, names)))]
@@ -202,6 +271,8 @@ def parse_args(argv):
         parser.error("--plot wants a FILE.png")
     if args.plot and not shutil.which("gnuplot"):
         parser.error("--plot needs gnuplot (apt-get install gnuplot-nox)")
+    if args.kernels is None:
+        args.kernels = default_kernels(args.mode, os.environ.get("DCRACE_LINE") or defs.LINES[0])
     args.names = [k for k in args.kernels.split(",") if k]
     if not args.names:
         parser.error("--kernels is empty")
@@ -212,12 +283,16 @@ def parse_args(argv):
         if "=" not in item:
             parser.error("--from-logs wants KERNEL=LOG, got %r" % item)
     if args.mix and args.mode == "cp":
-        parser.error("--mix is for --mode stat or open")
+        parser.error("--mix is for --mode stat, open or mutate")
+    if args.uid is not None and args.mode != "mutate":
+        parser.error("--uid is for --mode mutate")
+    if args.window is not None and not args.inject_us:
+        parser.error("--window is for injected runs (not --natural or --inject 0)")
     spec = RunSpec(duration=args.duration, seed=args.seed, threads=args.threads,
                    mode=args.mode, mix=args.mix or default_mix(args.mode),
                    pruner=args.pruner, inject_us=args.inject_us,
                    probability=args.probability, smp=args.smp, mem=args.mem,
-                   timeout=args.timeout, accel=args.accel)
+                   timeout=args.timeout, accel=args.accel, uid=args.uid, window=args.window)
     return args, spec
 
 
@@ -254,12 +329,15 @@ def report(args, spec, names, runs, outdir):
     code, line = verdict(judged)
     sums = {j.name: j.to_json() for j in judged}
     if not args.from_logs:
-        print("dcrace compare: mode=%s mix=%s pruner=%s duration=%gs seed=%d threads=%d %s, runs=%d" % (
+        print("dcrace compare: mode=%s mix=%s pruner=%s%s duration=%gs seed=%d threads=%d %s, runs=%d" % (
             spec.mode, mix_shown(spec.mode, spec.mix),
-            default_pruner(spec.pruner),
+            default_pruner(spec.pruner, spec.mode),
+            "" if spec.uid is None else " uid=%d" % spec.uid,
             spec.duration, spec.seed, spec.threads,
             "natural (no injection)" if not spec.inject_us else
-            "injection %d us p=%d%%" % (spec.inject_us, spec.probability), args.runs))
+            "injection %d us p=%d%%%s" % (spec.inject_us, spec.probability,
+                                          "" if spec.window is None else " window=%d" % spec.window),
+            args.runs))
     print(table(names, sums))
     untraced = [n for n in names if sums[n]["has_module"] and sums[n]["runs_traced"] < sums[n]["runs"]]
     if untraced:
@@ -276,6 +354,7 @@ def report(args, spec, names, runs, outdir):
         print("note: module false_enoent events in other processes of the guest, outside the "
               "workload (not matched; the first of each in the --json output): %s" % ", ".join(
                   "%s %d" % (n, sums[n]["outside"]) for n in outside))
+    hidden_notes(names, sums)
     print("verdict: %s" % line)
     if outdir:
         print("logs: %s" % shown(outdir))
@@ -285,7 +364,7 @@ def report(args, spec, names, runs, outdir):
     if args.json:
         settings = {k: getattr(spec, k) for k in
                     ("duration", "seed", "threads", "mode", "pruner", "inject_us",
-                     "probability", "smp", "mem", "mix")}
+                     "probability", "smp", "mem", "mix", "uid", "window")}
         settings["runs"] = args.runs
         # what judge.Judgement needs to judge the runs again (variants)
         doc = {"verdict": line, "exit": code, "kernels": sums,
@@ -304,6 +383,23 @@ def report(args, spec, names, runs, outdir):
     return code
 
 
+def hidden_notes(names, sums):
+    """Hidden events (mode mutate: a module false_* event whose errno the
+    path allows, which user space cannot check) are said, and on a kernel
+    whose errors column is clean they are a finding."""
+    hidden = [n for n in names if sums[n].get("hidden")]
+    if hidden:
+        print("note: hidden: module false_* events whose errno the walked path allows (user "
+              "space cannot check them; the first of each in the --json output): %s" % ", ".join(
+                  "%s %d" % (n, sums[n]["hidden"]) for n in hidden))
+    for n in hidden:
+        k = defs.KERNELS.get(n)
+        if k is not None and k.errors == "clean":
+            print("FINDING: %s: %d hidden module false_* event(s) on a kernel whose errors column "
+                  "is clean: dcrace.ko says it returned false errors user space cannot see "
+                  "(see the --json output's hidden_first)" % (n, sums[n]["hidden"]))
+
+
 def trace_json(tr, keep=20):
     """A run's per-event match for --json: counts, and the first KEEP
     unmatched events of each side."""
@@ -317,6 +413,8 @@ def trace_json(tr, keep=20):
     out["module_only_first"] = tr["module_only"][:keep]
     out["outside"] = len(tr.get("outside", []))
     out["outside_first"] = tr.get("outside", [])[:keep]
+    out["hidden"] = len(tr.get("hidden", []))
+    out["hidden_first"] = tr.get("hidden", [])[:keep]
     return out
 
 

@@ -15,12 +15,20 @@ A kernel is affected (bad, reproduced) only by user-visible false ENOENTs
 of the workload: a dcrace.ko event never makes it so on its own (a
 module-only event is a detector failure, an event outside the workload is
 unconfirmed).
+
+Two rules, by the runs' workload mode: the NULL-inode rule (a false
+ENOENT; the kernel table's expect column) in modes stat, open and cp; the
+hard-error rule (a false error of any errno: one no state of the path
+allows; the table's errors column) in mode mutate, whose clean kernels
+show the window reached by dcrace.ko's end_caught.
 """
 
 import math
 
 from . import defs
-from .logs import OPTIONAL_COUNTS, InfraError
+from .logs import OPTIONAL_COUNTS, InfraError, errno_key, false_total
+
+NULL_RULE, ERRORS_RULE = "null-inode", "hard-error"
 
 INFRA, DETECTOR, INCONCLUSIVE, FAIL = (defs.EX_HARNESS_INFRA, defs.EX_DETECTOR,
                                        defs.EX_INCONCLUSIVE, defs.EX_FAIL)
@@ -63,12 +71,44 @@ def opens_made(res):
     return False
 
 
+def rule_of(runs):
+    """The rule a kernel's RUNS are judged by: the hard-error rule when
+    their workload ran mode mutate, else the NULL-inode rule. Runs of both
+    judged together are an error of the caller's."""
+    modes = set(r["result"].get("mode") == "mutate" for r in runs)
+    if len(modes) > 1:
+        raise InfraError("runs of mode mutate and of other modes judged together")
+    return ERRORS_RULE if modes == {True} else NULL_RULE
+
+
+def expectation(kernel, rule):
+    """A kernel of the table's expectation on RULE: "race" or "clean"."""
+    return kernel.errors if rule == ERRORS_RULE else kernel.expect
+
+
+def by_errno(counts):
+    """"EACCES 3, ENOTDIR 1": a count per errno, largest first."""
+    return ", ".join("%s %d" % kv for kv in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if kv[1])
+
+
+def _add_false(s, res):
+    """A run's user-visible false errors, per errno."""
+    fe = res.get("false_errors")
+    if not isinstance(fe, dict):
+        fe = {"ENOENT": res["false_enoent"]}
+    for k, v in fe.items():
+        k = errno_key(k)
+        s["user_false_by_errno"][k] = s["user_false_by_errno"].get(k, 0) + v
+    s["user_false_errors"] += false_total(res)
+
+
 def _add_trace(s, tr):
     s["runs_traced"] += 1
     s["matched"] += tr["matched"]
     s["user_only"] += _count(tr["user_only"])
     s["module_only"] += _count(tr["module_only"])
     s["outside"] += _count(tr.get("outside", 0))
+    s["hidden"] += _count(tr.get("hidden", 0))
     s["trace_lost"] += tr["lost"]
     s["paths_dropped"] += tr["paths_dropped"]
     s["trace_vs_stats"] += int(tr.get("stats_differ", False))
@@ -84,8 +124,17 @@ def _add_stats(s, st, res, tr):
     s["open_caught"] += st.get("open_caught", 0)
     s["module_races"] += (st["false_enoent"] + st["caught"] + st.get("caught_late", 0)
                           + st.get("unexpected", 0))
+    for k in ("end_caught", "end_judged", "end_genuine"):
+        s[k] += st.get(k, 0)
+    for k, v in st.items():
+        if k.startswith("false_"):
+            s["module_false"][k] = s["module_false"].get(k, 0) + v
     if tr is not None:
         _add_trace(s, tr)
+    elif s["rule"] == ERRORS_RULE:
+        # allowed errnos are never listed: only events can be matched
+        s["agree"] = False
+        s["runs_untraced_errors"] += 1
     elif st["false_enoent"] != res["false_enoent"]:
         s["agree"] = False
         s["agree_counts"] = False
@@ -93,11 +142,14 @@ def _add_stats(s, st, res, tr):
 
 def summarize(runs):
     """Aggregate the runs of one kernel."""
-    s = {"runs": len(runs), "syscalls": 0, "user_false_enoent": 0,
+    s = {"runs": len(runs), "rule": rule_of(runs), "syscalls": 0, "user_false_enoent": 0,
+         "user_false_errors": 0, "user_false_by_errno": {}, "module_false": {},
+         "end_caught": 0, "end_judged": 0, "end_genuine": 0, "hidden": 0,
+         "runs_untraced_errors": 0,
          "module_false_enoent": 0, "module_caught": 0, "module_caught_late": 0,
          "walk_caught": 0, "open_caught": 0, "opens": False,
          "module_races": 0, "other_errors": 0, "prunes": 0, "gone": 0,
-         "runs_few_syscalls": 0,
+         "mutations": 0, "runs_few_syscalls": 0,
          "agree": True, "first_s": None, "runs_reproduced": 0,
          "splats": 0, "has_module": bool(runs) and all(r.get("stats") for r in runs),
          # per-event matching: runs with trace events; the others fall
@@ -105,18 +157,20 @@ def summarize(runs):
          "runs_traced": 0, "matched": 0, "user_only": 0, "module_only": 0, "outside": 0,
          "trace_lost": 0, "paths_dropped": 0, "agree_counts": True,
          "trace_vs_stats": 0}
+    errors = s["rule"] == ERRORS_RULE
     for r in runs:
         res = r["result"]
         s["syscalls"] += res["syscalls"]
         s["user_false_enoent"] += res["false_enoent"]
+        _add_false(s, res)
         for k in OPTIONAL_COUNTS:
             s[k] += res.get(k, 0)
         if too_few_syscalls(res, r.get("log", "a run")):
             s["runs_few_syscalls"] += 1
-        if res["false_enoent"] > 0:
+        if (false_total(res) if errors else res["false_enoent"]) > 0:
             s["runs_reproduced"] += 1
         s["opens"] = s["opens"] or opens_made(res)
-        f = res.get("first_false_enoent_s")
+        f = res.get("first_false_error_s" if errors else "first_false_enoent_s")
         if f is not None and (s["first_s"] is None or f < s["first_s"]):
             s["first_s"] = f
         s["splats"] += _count(r.get("splats", []))
@@ -127,8 +181,16 @@ def summarize(runs):
 
 def affected(s):
     """Bad (expected clean) or reproduced (expected to race): a
-    user-visible false ENOENT of the workload, nothing less."""
+    user-visible false ENOENT of the workload (the hard-error rule: a
+    false error of any errno), nothing less."""
+    if s["rule"] == ERRORS_RULE:
+        return s["user_false_errors"] > 0
     return s["user_false_enoent"] > 0
+
+
+def _what(s):
+    """What the kernel's rule calls a failure."""
+    return "false error" if s["rule"] == ERRORS_RULE else "false ENOENT"
 
 
 def health(s, need_trace=False):
@@ -154,20 +216,25 @@ def health(s, need_trace=False):
         out.append((INFRA, "%d false ENOENT missing from the workload's paths list: the "
                     "per-event match is incomplete" % s["paths_dropped"]))
     if s["trace_vs_stats"]:
-        out.append((INFRA, "%d run(s) whose trace holds another number of false_enoent events "
-                    "than the module's stats count" % s["trace_vs_stats"]))
+        out.append((INFRA, "%d run(s) whose trace holds another number of events of a false_* "
+                    "verdict than the module's stats count" % s["trace_vs_stats"]))
     if s["user_only"] or s["module_only"]:
         out.append((DETECTOR, "%d user-only (module missed), %d module-only (no user failure) "
-                    "false ENOENT" % (s["user_only"], s["module_only"])))
+                    "%s" % (s["user_only"], s["module_only"], _what(s))))
     if s["other_errors"]:
         out.append((INCONCLUSIVE, "%d other error(s) in the workload" % s["other_errors"]))
     if s["runs_few_syscalls"]:
         out.append((INCONCLUSIVE, "%d run(s) with too few syscalls" % s["runs_few_syscalls"]))
     if s["has_module"] and not s["agree_counts"]:
         out.append((INCONCLUSIVE, "module and user-space counts differ"))
+    if s["runs_untraced_errors"]:
+        out.append((INCONCLUSIVE, "%d run(s) of mode mutate without trace events: its false "
+                    "errors are matched per event only" % s["runs_untraced_errors"]))
     if s["outside"] and not affected(s):
-        out.append((INCONCLUSIVE, "%d module false_enoent event(s) outside the workload and no "
-                    "user-visible false ENOENT: unconfirmed" % s["outside"]))
+        out.append((INCONCLUSIVE, "%d module %s event(s) outside the workload and no "
+                    "user-visible %s: unconfirmed" % (
+                        s["outside"], "false_*" if s["rule"] == ERRORS_RULE else "false_enoent",
+                        _what(s))))
     return out
 
 
@@ -177,8 +244,14 @@ def evidence(kernel, s):
     path (walk_caught) and, when the walkers opened files, on the open path
     (open_caught), summed over its runs. Without dcrace.ko (check-kernel
     --natural) there is no such evidence to ask for."""
-    if kernel is None or not kernel.expect_clean or affected(s) or not s["has_module"]:
+    if (kernel is None or expectation(kernel, s["rule"]) != "clean" or affected(s)
+            or not s["has_module"]):
         return []
+    if s["rule"] == ERRORS_RULE:
+        if s["end_caught"]:
+            return []
+        return [(INCONCLUSIVE, "no evidence the window was reached: caught at the walk's end 0 "
+                 "(dcrace.ko's end_caught; the injection's window=2 widens it)")]
     if s["walk_caught"] and (s["open_caught"] or not s["opens"]):
         return []
     return [(INCONCLUSIVE, "no evidence the race window was reached: caught on the stat path "
@@ -194,19 +267,41 @@ class Judgement:
         self.name = name
         self.kernel = defs.KERNELS.get(name)
         self.summary = summarize(runs)
+        self.rule = self.summary["rule"]
+        # the table's expectation on the runs' rule: race, clean, None
+        self.expect = expectation(self.kernel, self.rule) if self.kernel else None
         self.affected = affected(self.summary)
         self.health = health(self.summary, need_trace)
         self.evidence = evidence(self.kernel, self.summary)
 
     @property
+    def expect_race(self):
+        return self.expect == "race"
+
+    @property
+    def expect_clean(self):
+        return self.expect == "clean"
+
+    @property
     def problems(self):
         return self.health + self.evidence
 
+    def false_shown(self):
+        """The user-visible failures: "3 false ENOENT", or on the
+        hard-error rule "4 false errors (EACCES 3, ENOTDIR 1)"."""
+        s = self.summary
+        if self.rule == ERRORS_RULE:
+            return "%d false error%s (%s)" % (s["user_false_errors"],
+                                              "" if s["user_false_errors"] == 1 else "s",
+                                              by_errno(s["user_false_by_errno"]) or "none")
+        return "%d false ENOENT" % s["user_false_enoent"]
+
     def failed_clean(self):
         """A kernel expected clean that is affected: (EX_FAIL, reason), or None."""
-        if self.kernel is None or not self.kernel.expect_clean or not self.affected:
+        if not self.expect_clean or not self.affected:
             return None
-        return FAIL, "%d false ENOENT on the %s kernel" % (self.summary["user_false_enoent"], self.name)
+        return FAIL, "%s on the %s kernel%s" % (self.false_shown(), self.name,
+                                                 " (hard-error rule)" if self.rule == ERRORS_RULE else "")
 
     def failures(self):
         """Everything one kernel's runs fail, on their own: problems and a
@@ -218,8 +313,10 @@ class Judgement:
         """Does a known kernel's outcome match its table entry? (a row)"""
         if self.kernel is None:
             return "-"
-        if self.kernel.expect_race:
+        if self.expect_race:
             return "race: " + ("yes" if self.affected else "NOT REPRODUCED")
+        if not self.affected and self.evidence:
+            return "clean: no evidence"
         return "clean: " + ("NO" if self.affected else "yes")
 
     def bisect(self):
@@ -232,11 +329,14 @@ class Judgement:
         if infra:
             return defs.EX_INFRA, "could not test: " + "; ".join(infra)
         if self.affected:
+            if self.rule == ERRORS_RULE:
+                return defs.EX_FAIL, "BAD: the kernel returns false errors (%s, user-visible)" % (
+                    self.false_shown())
             return defs.EX_FAIL, "BAD: the kernel reports false ENOENT (%d user-visible)" % (
                 self.summary["user_false_enoent"])
         if self.problems:
             return defs.EX_INFRA, "could not test: " + "; ".join(w for _, w in self.problems)
-        return defs.EX_OK, "good: no false ENOENT"
+        return defs.EX_OK, "good: no %s" % _what(self.summary)
 
     def to_json(self):
         return dict(self.summary, affected=self.affected, expect=self.expected(),
@@ -266,14 +366,24 @@ def verdict(judgements):
     why = _by_code(judgements, "evidence", INCONCLUSIVE)
     if why:
         return INCONCLUSIVE, "INCONCLUSIVE: " + "; ".join(why)
-    race = [j for j in judgements if j.kernel is not None and j.kernel.expect_race]
-    clean = [j for j in judgements if j.kernel is not None and j.kernel.expect_clean]
+    race = [j for j in judgements if j.expect_race]
+    clean = [j for j in judgements if j.expect_clean]
+    errors = any(j.rule == ERRORS_RULE for j in judgements)
     if not race or not clean:
-        return INCONCLUSIVE, ("INCONCLUSIVE: no verdict without an unfixed and a fixed kernel "
-                              "(%s)" % ", ".join(j.name for j in judgements))
+        return INCONCLUSIVE, ("INCONCLUSIVE: no verdict without %s (%s)" % (
+            "a kernel expected to race and one expected clean on the hard-error rule (the table's "
+            "errors column)" if errors else "an unfixed and a fixed kernel",
+            ", ".join(j.name for j in judgements)))
     for j in race:
         if not j.affected:
-            return INCONCLUSIVE, "INCONCLUSIVE: the %s kernel did not reproduce the race" % j.name
+            return INCONCLUSIVE, "INCONCLUSIVE: the %s kernel did not reproduce the race%s" % (
+                j.name, " (hard-error rule: no user-visible false error)" if errors else "")
+    if errors:
+        return defs.EX_OK, "hard-error rule holds: %s %s (%s), %s %s clean (caught at the walk's end: %s)" % (
+            ", ".join(j.name for j in race), "reproduces" if len(race) == 1 else "reproduce",
+            "; ".join("%s: %s" % (j.name, j.false_shown()) for j in race),
+            ", ".join(j.name for j in clean), "is" if len(clean) == 1 else "are",
+            ", ".join("%s %d" % (j.name, j.summary["end_caught"]) for j in clean))
     return defs.EX_OK, "fix holds: %s %s (%d false ENOENT), %s %s clean" % (
         ", ".join(j.name for j in race), "reproduces" if len(race) == 1 else "reproduce",
         sum(j.summary["user_false_enoent"] for j in race), ", ".join(j.name for j in clean),

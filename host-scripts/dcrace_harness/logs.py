@@ -7,7 +7,9 @@ A run's serial log holds, between markers printed by the guest command:
   DCRACE-PROBES-BEGIN ... -END       dcrace.ko's debugfs "probes"
   DCRACE-EVENTS-BEGIN ... -END       dcrace.ko's debugfs "events"
   DCRACE-TRACE-BEGIN ... -END        dcrace.ko's dcrace:dcrace_race trace
-                                     events with verdict=false_enoent
+                                     events with a verdict false_* (false_enoent;
+                                     false_enotdir, false_eacces, ... from the
+                                     hard-error rule)
   DCRACE-TRACE-LOST N                trace events the ring buffer lost
   DCRACE-TRACE-NONE reason           the module has no trace event: module
                                      and user space are compared by counts
@@ -17,6 +19,7 @@ either the trace section or DCRACE-TRACE-NONE, never neither.
 Missing or unparsable pieces are infrastructure errors, never "no race".
 """
 
+import errno as _errno
 import json
 import re
 
@@ -71,13 +74,41 @@ def parse_probes(block):
     return probes
 
 
-# The lookups of the trace event's lookup= field.
-LOOKUPS = ("walk", "open")
+# The lookups of the trace event's lookup= field: a step of the walk, open()'s
+# last component, the end of an RCU walk that returned a hard error.
+LOOKUPS = ("walk", "open", "end")
+
+# The verdicts of a false error, whatever its errno: the events the trace
+# section holds (false_enoent, false_enotdir, false_eacces, false_eperm,
+# false_error: another errno, named by errno=).
+FALSE_PREFIX = "false_"
+
+
+def errno_number(name):
+    """An errno as the module or the workload names it (ENOENT, EACCES,
+    E<number>; 0 or - for none) as a number, or None if unknown."""
+    if name in ("0", "-", ""):
+        return 0
+    m = re.match(r"^E(\d+)$", name)
+    if m:
+        return int(m.group(1))
+    return getattr(_errno, name, None) if re.match(r"^E[A-Z0-9]+$", name) else None
+
+
+def errno_key(name):
+    """The one name of an errno (NAME as above): Python's, else E<number>;
+    NAME itself when unknown."""
+    n = errno_number(name)
+    if n is None:
+        return name
+    return "0" if n == 0 else _errno.errorcode.get(n, "E%d" % n)
 
 
 def parse_trace_line(line):
     """The fields of one dcrace_race trace line (TP_printk's key=value
-    list after "dcrace_race: "), or None."""
+    list after "dcrace_race: "), or None. A line of a module before the
+    hard-error rule has no errno=, end=, seq_state=: its errno is the one
+    of its result (-2: ENOENT), end and seq_state "-"."""
     m = re.search(r"dcrace_race: (.*)$", line)
     if not m:
         return None
@@ -86,14 +117,17 @@ def parse_trace_line(line):
         ev = {"verdict": kv["verdict"], "pid": int(kv["pid"]), "comm": kv.get("comm", ""),
               "lookup": kv["lookup"], "component": kv["component"],
               "seq": kv.get("seq", ""), "result": int(kv.get("result", "0")),
-              "killer": kv.get("killer", ""), "ns": int(kv["ns"])}
+              "killer": kv.get("killer", ""), "ns": int(kv["ns"]),
+              "end": kv.get("end", "-"), "seq_state": kv.get("seq_state", "-")}
     except (KeyError, ValueError):
         return None
-    return ev if ev["lookup"] in LOOKUPS else None
+    ev["errno"] = errno_key(kv["errno"] if "errno" in kv else
+                            ("E%d" % -ev["result"] if ev["result"] < 0 else "-"))
+    return ev if ev["lookup"] in LOOKUPS and errno_number(ev["errno"]) is not None else None
 
 
 def parse_trace(text, path):
-    """(events, lost) from a log's trace section: the module's false_enoent
+    """(events, lost) from a log's trace section: the module's false_*
     events and the count of events the trace buffer lost; None when the
     guest said the module has no trace event (DCRACE-TRACE-NONE). No
     section at all, or a started but broken one, is an infrastructure
@@ -117,7 +151,7 @@ def parse_trace(text, path):
         ev = parse_trace_line(line)
         if ev is None:
             raise InfraError("unparsable trace event %r in %s" % (line[:120], path))
-        if ev["verdict"] == "false_enoent":
+        if ev["verdict"].startswith(FALSE_PREFIX):
             events.append(ev)
     return events, int(lost[-1])
 
@@ -125,12 +159,22 @@ def parse_trace(text, path):
 PATH_KEYS = (("path", str), ("tid", int), ("op", str), ("start_ns", int), ("end_ns", int))
 
 
+def false_total(res):
+    """The workload's user-visible false errors, every errno: the sum of
+    its false_errors, or (a workload before them) its false_enoent."""
+    fe = res.get("false_errors")
+    if isinstance(fe, dict):
+        return sum(fe.values())
+    return res["false_enoent"]
+
+
 def user_failures(res, path):
-    """The workload's "paths" entries (every user-visible false ENOENT),
-    each the failed call's path, thread, op and its start_ns <= end_ns; a
-    thread's calls must not overlap (its syscalls are sequential). A list
-    shorter than the count (capped, dropped) is an infrastructure error
-    when events are to be matched (summarize())."""
+    """The workload's "paths" entries (every user-visible false error),
+    each the failed call's path, thread, op, errno (ENOENT when a workload
+    before errno= did not say) and its start_ns <= end_ns; a thread's calls
+    must not overlap (its syscalls are sequential). A list shorter than the
+    count (capped, dropped) is an infrastructure error when events are to
+    be matched (summarize())."""
     paths = res.get("paths")
     if not isinstance(paths, list):
         raise InfraError("the workload lists no false-ENOENT paths in %s" % path)
@@ -141,7 +185,10 @@ def user_failures(res, path):
                 "/".join(k for k, _ in PATH_KEYS), path))
         if p["start_ns"] > p["end_ns"]:
             raise InfraError("a workload paths entry ends before it starts in %s" % path)
-        out.append(p)
+        e = p.get("errno", "ENOENT")
+        if not isinstance(e, str) or not errno_number(e):
+            raise InfraError("a workload paths entry has no errno name (%.40r) in %s" % (e, path))
+        out.append(dict(p, errno=errno_key(e)))
     last = {}
     for p in sorted(out, key=lambda p: p["start_ns"]):
         if p["tid"] in last and p["start_ns"] < last[p["tid"]]:
@@ -153,7 +200,7 @@ def user_failures(res, path):
 REQUIRED_RESULT_KEYS = ("mode", "syscalls", "false_enoent", "per_second",
                         "first_false_enoent_s", "elapsed_s")
 # Counts the workload may print; absent ones are 0.
-OPTIONAL_COUNTS = ("other_errors", "prunes", "gone")
+OPTIONAL_COUNTS = ("other_errors", "prunes", "gone", "mutations")
 
 
 def read_text(path):
@@ -187,9 +234,13 @@ def parse_log(path, want_module=True):
     for k in ("syscalls", "false_enoent") + OPTIONAL_COUNTS:
         if k in res and (not isinstance(res[k], int) or res[k] < 0):
             raise InfraError("workload result field %s is not a count in %s" % (k, path))
-    if isinstance(res.get("paths"), list) and len(res["paths"]) > res["false_enoent"]:
+    fe = res.get("false_errors")
+    if fe is not None and not (isinstance(fe, dict) and all(
+            isinstance(v, int) and v >= 0 and errno_number(k) for k, v in fe.items())):
+        raise InfraError("workload result field false_errors is not a count per errno in %s" % path)
+    if isinstance(res.get("paths"), list) and len(res["paths"]) > false_total(res):
         raise InfraError("the workload lists %d false-ENOENT paths, more than its count %d, "
-                         "in %s" % (len(res["paths"]), res["false_enoent"], path))
+                         "in %s" % (len(res["paths"]), false_total(res), path))
     m = re.findall(r"^DCRACE-EXIT (\d+)$", text, re.M)
     if not m:
         raise InfraError("guest ended without an exit status: truncated log? (%s)" % path)

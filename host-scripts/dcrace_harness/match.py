@@ -1,5 +1,6 @@
-"""Matching dcrace.ko's false_enoent trace events to the workload's
-user-visible false ENOENTs, one to one: the match layer, between parsing
+"""Matching dcrace.ko's false_* trace events to the workload's
+user-visible false errors (false ENOENTs; in mode mutate any errno its
+paths do not allow), one to one: the match layer, between parsing
 (logs.py) and judging (judge.py). read_run() is parse + match of one log.
 """
 
@@ -7,7 +8,7 @@ import bisect
 import os
 import re
 
-from .logs import parse_log
+from .logs import FALSE_PREFIX, errno_number, false_total, parse_log
 
 DCRACE_H = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "include", "dcrace", "dcrace.h")
@@ -46,21 +47,28 @@ OPEN_OPS = frozenset(("open", "openat", "opendir"))
 
 def event_fits(e, f):
     """Can event E be the one of failed call F (same thread, in time,
-    checked apart)? A lookup=open event only in an open-type call and on
-    the path's last component; a walk event on any of its components."""
+    checked apart)? Only with the call's errno (the event's errno=, or
+    its result's). A lookup=open event only in an open-type call and on
+    the path's last component; a walk event on any of its components; an
+    end event (the end of the walk, any call that walks a path) on any
+    of them or the root ("/")."""
+    if errno_number(e["errno"]) != errno_number(f.get("errno", "ENOENT")):
+        return False
     comps = [c for c in f["path"].split("/") if c]
     if e["lookup"] == "open":
         return f["op"] in OPEN_OPS and bool(comps) and component_matches(e["component"], comps[-1])
+    if e["lookup"] == "end" and e["component"] == "/":
+        return True
     return any(component_matches(e["component"], c) for c in comps)
 
 
 def match_events(events, failures):
-    """Match module false_enoent EVENTS to the workload's user-visible
+    """Match module false_* EVENTS to the workload's user-visible
     FAILURES ("paths" entries, from user_failures()) one to one: an event
     is the failed call's when the thread is the same (pid == tid), the
     module judged it while the call ran (start_ns <= ns <= end_ns, both
-    CLOCK_MONOTONIC) and it fits the call (event_fits(): the lookup agrees
-    with the op, the component is in the path). A thread's calls do not
+    CLOCK_MONOTONIC) and it fits the call (event_fits(): the same errno,
+    the lookup agrees with the op, the component is in the path). A thread's calls do not
     overlap, so an event lies in one call at most; a call holds one event
     at most (its walk ends at the first -ENOENT): a second one is
     module-only. Returns (matched, user_only, module_only), lists of
@@ -108,6 +116,39 @@ def split_outside(events, tids):
     return mine, [e for e in events if id(e) not in ids]
 
 
+def allowed_errnos(res):
+    """Mode mutate: the errnos (numbers) some path of the walkers allows
+    (the result's "allowed", by construction), which the workload never
+    lists: an event with one of them cannot be checked from user space.
+    Other modes: none."""
+    allowed = res.get("allowed") if res.get("mode") == "mutate" else None
+    if not isinstance(allowed, dict):
+        return set()
+    return set(errno_number(e) for errs in allowed.values() if isinstance(errs, list)
+               for e in errs if isinstance(e, str)) - {0, None}
+
+
+def split_hidden(module_only, res):
+    """(module-only, hidden): of the unmatched events, those whose errno
+    some path allows (allowed_errnos()) are hidden, not module-only: the
+    call's result was one a consistent state gives, so user space cannot
+    tell (e.g. a false_enoent in mode mutate)."""
+    allowed = allowed_errnos(res)
+    hidden = [e for e in module_only if errno_number(e["errno"]) in allowed]
+    ids = set(id(e) for e in hidden)
+    return [e for e in module_only if id(e) not in ids], hidden
+
+
+def stats_differ(events, stats):
+    """Does the trace hold another number of events of some false_*
+    verdict than the module's stats count for it (a counter the stats
+    have)?"""
+    verdicts = set(e["verdict"] for e in events) | set(
+        k for k in stats if k.startswith(FALSE_PREFIX) and not k.endswith("_seq_unchanged"))
+    return any(v in stats and sum(1 for e in events if e["verdict"] == v) != stats[v]
+               for v in verdicts)
+
+
 def match_run(run):
     """Add run["trace"], the per-event match, to a parsed run that has
     trace events (logs.parse_log()); a run without them is left as is."""
@@ -116,12 +157,13 @@ def match_run(run):
     events, res, failures = run["trace_events"], run["result"], run["failures"]
     mine, outside = split_outside(events, workload_tids(res))
     m, u, mo = match_events(mine, failures)
+    mo, hidden = split_hidden(mo, res)
     run["trace"] = {"events": len(events), "lost": run["trace_lost"],
                     "paths_listed": len(failures),
-                    "paths_dropped": res["false_enoent"] - len(failures),
+                    "paths_dropped": false_total(res) - len(failures),
                     "matched": len(m), "user_only": u, "module_only": mo,
-                    "outside": outside,
-                    "stats_differ": len(events) != run["stats"]["false_enoent"]}
+                    "outside": outside, "hidden": hidden,
+                    "stats_differ": stats_differ(events, run["stats"])}
     return run
 
 

@@ -10,7 +10,7 @@ import time
 
 from . import argtypes as A
 from . import defs
-from .logs import InfraError, read_text
+from .logs import InfraError, false_total, read_text
 from .match import read_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -164,10 +164,13 @@ def run_once(spec, kernel, log, label):
     r = read_run(log, want_module=spec.module)
     if r["exit"] != 0:
         raise InfraError("the workload failed in the guest (exit %d; log %s)" % (r["exit"], log))
-    progress_done("%s: done in %.0f s, %d false ENOENT%s" % (
-        label, time.time() - t0, r["result"]["false_enoent"],
+    progress_done("%s: done in %.0f s, %s%s" % (
+        label, time.time() - t0,
+        "%d false errors" % false_total(r["result"]) if spec.mode == "mutate" else
+        "%d false ENOENT" % r["result"]["false_enoent"],
         ", module %d false / %d caught" % (r["stats"]["false_enoent"], r["stats"]["caught"])
-        if spec.module else ""))
+        if spec.module and spec.mode != "mutate" else
+        ", module end_caught %d" % r["stats"].get("end_caught", 0) if spec.module else ""))
     return r
 
 

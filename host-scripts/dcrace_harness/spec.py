@@ -12,11 +12,12 @@ TRACE_EVENT = "dcrace/dcrace_race"
 TRACE_BUFFER_KB = 8192
 
 
-def default_pruner(pruner):
+def default_pruner(pruner, mode=None):
     """The workload's pruner when none is named: drop_caches in every mode
     (cp too: the pressure pruner is Hugh's conditions but too slow for a
-    1 s time to the first false ENOENT; docs/design.md)."""
-    return pruner or "drop_caches"
+    1 s time to the first false ENOENT; docs/design.md) but mutate, whose
+    mutators are the writers (none)."""
+    return pruner or ("none" if mode == "mutate" else "drop_caches")
 
 
 def default_mem(pruner):
@@ -34,7 +35,14 @@ DEFAULT_MIX = "stat=50,open=50"
 def default_mix(mode):
     """compare's and check-kernel's --mix default for MODE (None: the
     workload's own, open=100 in open mode; cp has no mix)."""
-    return DEFAULT_MIX if mode == "stat" else None
+    return DEFAULT_MIX if mode in ("stat", "mutate") else None
+
+
+def default_window(mode):
+    """dcrace.ko's inject/window when injecting (None: the module's own,
+    1: after the d_seq sample): in mode mutate 2, after a step ends (the
+    walker holds nd->inode), the window of the hard-error rule."""
+    return 2 if mode == "mutate" else None
 
 
 def mix_shown(mode, mix):
@@ -54,7 +62,8 @@ class RunSpec:
 
     def __init__(self, duration=None, seed=1, threads=2, mode="stat", pruner=None,
                  inject_us=0, probability=100, smp=2, mem=None, timeout=None,
-                 accel="tcg", stop_first=False, module=True, ko=None, mix=None):
+                 accel="tcg", stop_first=False, module=True, ko=None, mix=None,
+                 uid=None, window=None):
         self.mode = mode
         self.duration = duration if duration is not None else default_duration(pruner)
         self.seed = seed
@@ -72,6 +81,10 @@ class RunSpec:
         # the walkers' calls (dcrace-workload --mix); None: the workload's
         # default for the mode (stat=100, open=100), not for cp
         self.mix = mix
+        # mode mutate: the walkers' uid (dcrace-workload --uid); None: root
+        self.uid = uid
+        # dcrace.ko's inject/window (with injection); None: the mode's
+        self.window = window if window is not None else default_window(mode)
 
     def workload_cmd(self):
         w = ["dcrace-workload", "--quiet", "--duration", str(self.duration),
@@ -81,6 +94,8 @@ class RunSpec:
             w += ["--pruner", self.pruner]
         if self.mix and self.mode != "cp":
             w += ["--mix", self.mix]
+        if self.uid is not None:
+            w += ["--uid", str(self.uid)]
         if self.stop_first:
             w.append("--stop-at-first")
         return " ".join(shlex.quote(x) for x in w)
@@ -93,8 +108,10 @@ class RunSpec:
             if self.inject_us:
                 # The comm filter first: dcrace.ko may refuse long delays
                 # without one. A refused value stops the run.
-                for f, v in (("comm", "dcr-walk"), ("probability", self.probability),
-                             ("delay_us", self.inject_us)):
+                knobs = [("comm", "dcr-walk"), ("probability", self.probability)]
+                if self.window is not None:
+                    knobs.append(("window", self.window))
+                for f, v in knobs + [("delay_us", self.inject_us)]:
                     parts.append("echo %s > %s/inject/%s || { echo 'DCRACE-SETUP-ERROR "
                                  "dcrace.ko refused inject/%s=%s'; exit 1; }" % (v, d, f, f, v))
             # The tree first, so that the ticks below start with the timed run.
@@ -145,13 +162,14 @@ class RunSpec:
         ]
 
     def trace_dump(self):
-        """After the run: tracing off, the false_enoent events between
+        """After the run: tracing off, the false_* events (false_enoent,
+        and the hard-error rule's false_enotdir, false_eacces, ...) between
         markers, and the events the ring buffer lost (overrun and dropped,
         summed over the CPUs)."""
         t = TRACEFS
         return [
             "if [ $trace = 1 ]; then echo 0 > %s/tracing_on" % t,
-            " echo DCRACE-TRACE-BEGIN; grep 'dcrace_race: .*verdict=false_enoent' %s/trace;"
+            " echo DCRACE-TRACE-BEGIN; grep 'dcrace_race: .*verdict=false_' %s/trace;"
             " echo DCRACE-TRACE-END" % t,
             " lost=0; for f in %s/per_cpu/cpu*/stats; do"
             " for n in $(sed -nE 's/^(overrun|dropped events): *//p' \"$f\"); do"

@@ -178,7 +178,7 @@ def summarize_cell(kernel, mode, kind, doc, max_first):
     elif rc in (defs.EX_HARNESS_INFRA, defs.EX_DETECTOR, defs.EX_FAIL) and rc not in [x for x, _ in f]:
         f.append((rc, "compare exited %d: %s" % (rc, doc.get("verdict", "?"))))
     rep = c["notes"] if extra else f
-    if j.kernel is not None and j.kernel.expect_race and kind == "injected":
+    if j.expect_race and kind == "injected":
         if c["reproduced"] < c["runs"]:
             rep.append((defs.EX_INCONCLUSIVE, "reproduced in %d of %d injected runs" % (
                 c["reproduced"], c["runs"])))

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * LD_PRELOAD shim for tests/25-workload.t: makes one libc call fail, on
- * paths that contain a given string, as a false ENOENT would, on a host
- * build of the workload.
+ * paths that contain a given string, as a false ENOENT (or another false
+ * error) would, on a host build of the workload.
  *
  *	DCRACE_FAULT_OP		stat, lstat, open or unlink, or several
  *				separated by commas ("stat,lstat")
  *	DCRACE_FAULT_PATH	fail only paths containing this string
  *	DCRACE_FAULT_TIMES	fail only the first N such calls (default: all)
  *	DCRACE_FAULT_COUNT	file that gets the number of failures made
+ *	DCRACE_FAULT_ERRNO	the errno, a number (default ENOENT)
  *
  * Build: gcc -shared -fPIC -o fault.so tests/workload/fault.c -ldl
  */
@@ -46,13 +47,14 @@ static int fault(const char *op, const char *path)
 	const char *want = getenv("DCRACE_FAULT_OP");
 	const char *sub = getenv("DCRACE_FAULT_PATH");
 	const char *times = getenv("DCRACE_FAULT_TIMES");
+	const char *err = getenv("DCRACE_FAULT_ERRNO");
 
 	if (!want || !op_listed(want, op) || !sub || !strstr(path, sub))
 		return 0;
 	if (times && atomic_load(&made) >= strtoul(times, NULL, 10))
 		return 0;
 	atomic_fetch_add(&made, 1);
-	errno = ENOENT;
+	errno = err ? atoi(err) : ENOENT;
 	return 1;
 }
 
