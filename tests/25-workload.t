@@ -197,7 +197,7 @@ ok "$([[ $rc == 2 ]] && grep -q 'pin-dirs 3 is more than --dirs 2' "$tmp/err"; e
 # locked/y (with --uid) EACCES for a non-root uid, 0 for root. Bounded by
 # count; the host kernel is consistent, so no false error.
 chmod 755 "$tmp"
-mut=(--dir "$tmp/mut" --mode mutate --quiet --threads 2 --duration 60 --max-syscalls 200000)
+mut=(--dir "$tmp/mut" --mode mutate --mutators 2 --quiet --threads 2 --duration 60 --max-syscalls 200000)
 "$wl" "${mut[@]}" --mix stat=1,lstat=1,open=1,openat=1 >"$tmp/mut.out" 2>"$tmp/mut.err" || true
 diag "$(cat "$tmp/mut.err")"
 n=$(jget "$tmp/mut.out" '[r["mode"], r["pruner"], r["truth"], r["false_errors"], r["false_enoent"], r["other_errors"], r["paths"], r["mutators"], r["mutations"] > 100, r["uid"]]')

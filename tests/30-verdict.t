@@ -337,7 +337,7 @@ ok "$(grep -q -- '--mode mutate --mix stat=50,open=50 --uid 65534 --no-setup' "$
 run m-boot env FAKE_LOG="$tmp/m-race" FAKE_EXEC="$tmp/exec" FAKE_KERNELS="$tmp/kernels" DCRACE_RUN_GUEST="$tmp/fake-rg" \
 	"$C" --mode mutate --uid 65534 --kernels fixed,6.12/fixed --duration 1 --results "$tmp/res"
 ok "$([[ $(tr '\n' ' ' <"$tmp/kernels") == "fixed 6.12/fixed " ]] &&
-	grep -q '^dcrace compare: mode=mutate mix=stat=50,open=50 pruner=none uid=65534 .*injection 20 us p=100% window=2' "$tmp/m-boot.out" &&
+	grep -q '^dcrace compare: mode=mutate mix=stat=50,open=50 pruner=none uid=65534 .* threads=1 injection 300 us p=100% window=2' "$tmp/m-boot.out" &&
 	grep -q -- '--mode mutate --mix stat=50,open=50 --uid 65534 --no-setup' "$tmp/exec" &&
 	grep -q 'echo 2 > /sys/kernel/debug/dcrace/inject/window' "$tmp/exec"; echo $?)" \
 	"compare --mode mutate --uid 65534 --kernels fixed,6.12/fixed: both lines booted, --uid and window=2 passed ($(head -n 1 "$tmp/m-boot.out"))"

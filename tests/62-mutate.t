@@ -22,14 +22,14 @@ n=$(jq -c '.runs.unfixed[0] | [.result.truth, .result.pruner, .result.other_erro
 ok "$([[ $n == '["construction","none",0,true,["0","ENOENT","ENOTDIR"],0,0,0]' ]]; echo $?)" \
 	"natural, unfixed: mutators mutate, mNN/y gives 0, ENOENT, ENOTDIR, no other error, the trace complete and matched ($n)"
 
-# 2. Injected (20 us, window=2: after a step ends), both lines in one
+# 2. Injected (300 us, window=2: after a step ends; 1 walker), both lines in one
 # compare: 6.1's fixed (its may_lookup() trusts a lazy EACCES) returns
 # false EACCES, each matched to its false_eacces event; 6.12's fixed none,
 # and dcrace.ko caught the stale state at the walk's end.
 run inj "$C" --mode mutate --kernels fixed,6.12/fixed --duration 5 --json "$tmp/inj.json" --results "$T_RESULTS"
 diag "$(cat "$tmp/inj.out")"
 ok "$([[ $(rcof inj) -eq 0 ]] && grep -q '^verdict: hard-error rule holds: fixed reproduces' "$tmp/inj.out" &&
-	grep -q '^dcrace compare: mode=mutate .*injection 20 us p=100% window=2' "$tmp/inj.out"; echo $?)" \
+	grep -q '^dcrace compare: mode=mutate .* threads=1 injection 300 us p=100% window=2' "$tmp/inj.out"; echo $?)" \
 	"injected, fixed and 6.12/fixed: the rule holds, exit 0 (got $(rcof inj); $(grep '^verdict:' "$tmp/inj.out" || tail -n 1 "$tmp/inj.err"))"
 read -r fe fm fu fo < <(jq -r '.kernels.fixed | [.user_false_by_errno.EACCES // 0, .matched, .user_only, .module_only] | @tsv' "$tmp/inj.json" 2>/dev/null || echo "x x x x")
 ok "$(is_count "$fe" "$fm" "$fu" "$fo" && [[ $fe -gt 0 && $fm -eq $(jq -r '.kernels.fixed.user_false_errors' "$tmp/inj.json") && $fu -eq 0 && $fo -eq 0 ]]; echo $?)" \

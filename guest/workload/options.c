@@ -37,7 +37,7 @@ static void usage(FILE *f)
 "                           mNN/y and mNN; an errno no state allows is a\n"
 "                           false error (docs/design.md)\n"
 "  --mutators N             mutate: mutator threads, one component each,\n"
-"                           1..64 (default 2)\n"
+"                           1..64 (default 1)\n"
 "  --uid N                  mutate: walkers run as uid and gid N, 0..2^31-1\n"
 "                           (each thread alone; mutators stay root) and\n"
 "                           also walk locked/y (a 0700 root directory)\n"
@@ -347,7 +347,7 @@ static void finish_mutate(void)
 	if (cfg.dirs || cfg.files || cfg.pin_dirs >= 0)
 		usage_error("--dirs, --files and --pin-dirs are not for --mode mutate");
 	if (!cfg.mutators)
-		cfg.mutators = 2;
+		cfg.mutators = 1;
 	cfg.pin_dirs = 0;
 	/* the mutations are the writers */
 	if (!cfg.pruner_set)

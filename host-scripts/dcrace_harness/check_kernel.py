@@ -49,7 +49,7 @@ from . import defs
 from .judge import Judgement, by_errno
 from .logs import InfraError, false_total
 from .runner import guarded, results_dir, run_once, shown
-from .spec import DEFAULT_MIX, RunSpec, default_mix
+from .spec import DEFAULT_MIX, RunSpec, default_inject, default_mix, default_threads
 
 GOOD, BAD, UNTESTABLE = defs.EX_OK, defs.EX_FAIL, defs.EX_INFRA
 
@@ -78,7 +78,7 @@ def build_parser():
     p.add_argument("--mix", type=A.mix, metavar="OP=W,...",
                    help="the walkers' calls (dcrace-workload --mix; default %s in stat mode, "
                    "open=100 in open mode; not for cp)" % DEFAULT_MIX)
-    p.add_argument("--threads", type=A.positive_int, default=2)
+    p.add_argument("--threads", type=A.positive_int)
     p.add_argument("--seed", type=A.positive_int, default=1)
     p.add_argument("--smp", type=A.positive_int, default=2)
     p.add_argument("--mem", help="guest memory (default 512M)")
@@ -100,7 +100,8 @@ def parse_args(argv):
     module = not args.natural and bool(ours or args.ko)
     if args.natural and args.inject_us:
         p.error("--natural and --inject exclude each other")
-    inject = args.inject_us if args.inject_us is not None else (20 if module else 0)
+    inject = args.inject_us if args.inject_us is not None else (
+        default_inject(args.mode) if module else 0)
     if inject and not module:
         p.error("--inject needs dcrace.ko: give --ko for a kernel that is not ours")
     if args.mix and args.mode == "cp":
@@ -110,7 +111,8 @@ def parse_args(argv):
     if args.window is not None and not inject:
         p.error("--window needs injection")
     duration = args.duration or (10.0 if inject else 60.0)
-    spec = RunSpec(duration=duration, seed=args.seed, threads=args.threads, mode=args.mode,
+    spec = RunSpec(duration=duration, seed=args.seed,
+                   threads=args.threads or default_threads(args.mode), mode=args.mode,
                    mix=args.mix or default_mix(args.mode),
                    inject_us=inject, smp=args.smp, mem=args.mem, accel=args.accel,
                    module=module, ko=os.path.abspath(args.ko) if args.ko else None,

@@ -58,7 +58,8 @@ from .judge import ERRORS_RULE, Judgement, by_errno, summarize, verdict
 from .logs import InfraError
 from .match import read_run
 from .runner import guarded, results_dir, run_once, shown, writable
-from .spec import DEFAULT_MIX, RunSpec, default_mem, default_mix, default_pruner, mix_shown
+from .spec import (DEFAULT_MIX, RunSpec, default_inject, default_mem, default_mix,
+                   default_pruner, default_threads, mix_shown)
 
 
 def build_parser():
@@ -66,7 +67,7 @@ def build_parser():
     p.add_argument("--duration", type=A.seconds,
                    help="workload seconds per run (default 20; 60 with --pruner pressure)")
     p.add_argument("--seed", type=A.positive_int, default=1, help="workload seed (default 1)")
-    p.add_argument("--threads", type=A.positive_int, default=2, help="walker threads (default 2)")
+    p.add_argument("--threads", type=A.positive_int, help="walker threads (default 2; 1 in mode mutate)")
     p.add_argument("--mode", choices=["stat", "open", "cp", "mutate"], default="stat",
                    help="workload mode (default stat; mutate: the hard-error rule)")
     p.add_argument("--uid", type=A.int_range(0, 2 ** 31 - 1, "a uid"), metavar="N",
@@ -82,8 +83,9 @@ def build_parser():
                    help="pruner (default drop_caches, none in mode mutate; pressure: Hugh's "
                    "memory shortage, a 192M guest and 60 s runs by default, slower to race)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--inject", type=A.inject_us, metavar="US", dest="inject_us", default=20,
-                   help="busy-wait US microseconds (0..10000) in the race window, walkers only (default 20)")
+    g.add_argument("--inject", type=A.inject_us, metavar="US", dest="inject_us",
+                   help="busy-wait US microseconds (0..10000) in the race window, walkers only "
+                   "(default 20; 300 in mode mutate)")
     g.add_argument("--natural", action="store_const", const=0, dest="inject_us",
                    help="no injection: the natural race rate")
     p.add_argument("--probability", type=A.percent, default=100, help="injection probability, percent (default 100)")
@@ -286,9 +288,12 @@ def parse_args(argv):
         parser.error("--mix is for --mode stat, open or mutate")
     if args.uid is not None and args.mode != "mutate":
         parser.error("--uid is for --mode mutate")
+    if args.inject_us is None:
+        args.inject_us = default_inject(args.mode)
     if args.window is not None and not args.inject_us:
         parser.error("--window is for injected runs (not --natural or --inject 0)")
-    spec = RunSpec(duration=args.duration, seed=args.seed, threads=args.threads,
+    spec = RunSpec(duration=args.duration, seed=args.seed,
+                   threads=args.threads or default_threads(args.mode),
                    mode=args.mode, mix=args.mix or default_mix(args.mode),
                    pruner=args.pruner, inject_us=args.inject_us,
                    probability=args.probability, smp=args.smp, mem=args.mem,
