@@ -50,14 +50,17 @@ def event_fits(e, f):
     checked apart)? Only with the call's errno (the event's errno=, or
     its result's). A lookup=open event only in an open-type call and on
     the path's last component; a walk event on any of its components; an
-    end event (the end of the walk, any call that walks a path) on any
-    of them or the root ("/")."""
+    end event (the end of the walk, any call that walks a path) with any
+    component: it names the dentry the walk stood on, read at the walk's
+    end, and a rename may have renamed it meanwhile (mode mutate renames
+    mNN to mNN.t and back); the thread, the call's interval and the
+    errno say which call it is."""
     if errno_number(e["errno"]) != errno_number(f.get("errno", "ENOENT")):
         return False
     comps = [c for c in f["path"].split("/") if c]
     if e["lookup"] == "open":
         return f["op"] in OPEN_OPS and bool(comps) and component_matches(e["component"], comps[-1])
-    if e["lookup"] == "end" and e["component"] == "/":
+    if e["lookup"] == "end":
         return True
     return any(component_matches(e["component"], c) for c in comps)
 
