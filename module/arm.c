@@ -44,7 +44,7 @@ int arm_all(void)
 		const struct dcrace_probe *p = &probes[i];
 
 		/* armed by open_arm(), end_arm(), if open()'s lookup is found */
-		if (!probe_wanted(i) || i == P_TERM || i == P_UNLAZY ||
+		if (!probe_wanted(i) || i == P_TERM ||
 		    (i == P_STEP && exit_mode))
 			continue;
 		err = probe_arm(i);
@@ -101,7 +101,8 @@ static void kretprobe_drain(enum dcrace_probe_id id)
 void disarm_all(void)
 {
 	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES + DCRACE_OPEN_SITES +
-			  DCRACE_EXITS + DCRACE_END_SITES];
+			  DCRACE_EXITS + DCRACE_END_SITES +
+			  DCRACE_UNLAZY_SITES];
 	int i, n = 0;
 
 	sites_close();

@@ -85,6 +85,9 @@ static void lookup_callers_show(struct seq_file *m)
 	for (i = 0; end_site_name(i); i++)
 		seq_printf(m, "end_return %s kprobe armed -\n",
 			   end_site_name(i));
+	for (i = 0; unlazy_site_name(i); i++)
+		seq_printf(m, "unlazy_call %s kprobe armed -\n",
+			   unlazy_site_name(i));
 	/* the walk functions whose RCU-mode hard errors are judged (end.c) */
 	for (i = 0; i < WF_LINK; i++)
 		seq_printf(m, "walk_end %s %s\n", l->walk_fns[i].name,

@@ -19,7 +19,8 @@
  *
  * A catch: the walk's own try_to_unlazy() (link_path_walk()'s, before
  * -ENOTDIR and, on 6.12 and the backport, before may_lookup()'s error)
- * on stale state fails, and the walk restarts in ref-walk mode.
+ * on stale state fails, and the walk restarts in ref-walk mode: probed at
+ * the call instructions the layout found (error paths only).
  *
  * Lifetime: nd->path.dentry and nd->inode are read only with LOOKUP_RCU
  * set, inside the walk's RCU section; nothing is read at the return site.
@@ -128,36 +129,23 @@ int end_ret_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
-/* Is @addr in the walk itself (link_path_walk(), inlined or not)? */
-static bool in_walk(unsigned long addr)
-{
-	const struct dcrace_walk_fn *f = dcrace_layout.walk_fns;
-	unsigned int i;
-
-	for (i = 0; i < DCRACE_WALK_FNS; i++)
-		if (addr - f[i].start < f[i].size)
-			return true;
-	return false;
-}
-
 /*
- * try_to_unlazy(nd), at its entry (LOOKUP_RCU is set: it BUG()s
- * otherwise), called from the walk itself: a revalidation before a hard
- * error. On stale state it fails: a catch, with the errno the stale state
- * implied (dcrace_unlazy_errno()).
+ * At a call of try_to_unlazy(nd) in the walk itself (LOOKUP_RCU is set:
+ * it BUG()s otherwise; the argument is in place): a revalidation before a
+ * hard error. On stale state it fails: a catch, with the errno the stale
+ * state implied (dcrace_unlazy_errno()).
  */
 int unlazy_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct dcrace_nd_head *nd = (struct dcrace_nd_head *)
 				    regs_get_kernel_argument(regs, 0);
-	unsigned long caller = *(unsigned long *)regs->sp;
+	unsigned long caller = (unsigned long)p->addr;
 	struct dcrace_end_snap *e = this_cpu_ptr(&unlazy_scratch);
 	struct inode *inode;
 	struct dentry *d;
 	int err;
 
-	hit(P_UNLAZY);
-	if (!in_walk(caller) || !(READ_ONCE(nd->flags) & LOOKUP_RCU))
+	if (!(READ_ONCE(nd->flags) & LOOKUP_RCU))
 		return 0;
 	d = READ_ONCE(nd->path.dentry);
 	if (!d)

@@ -63,7 +63,7 @@ enum dcrace_counter {
 
 /* The probes, in the order of "probes" (and of skip_probes' bits). */
 enum dcrace_probe_id { P_WALK, P_LOOKUP, P_RCU, P_STEP, P_KILL, P_TERM,
-		       P_UNLAZY, NR_PROBES };
+		       NR_PROBES };
 
 /*
  * Which caller of lookup_fast() a step is (the trace event's lookup=);
@@ -254,6 +254,9 @@ unsigned long func_start(const char *name, unsigned long *size);
 unsigned long call_site_after(const char *caller, const char *callee);
 unsigned int call_sites_after(const char *caller, const char *callee,
 			      unsigned long *after, unsigned int max);
+unsigned int call_sites_in(unsigned long start, unsigned long size,
+			   const char *callee, unsigned long *after,
+			   unsigned int max);
 
 #define DCRACE_EXITS		8
 #define DCRACE_OPEN_SITES	8
@@ -270,6 +273,7 @@ struct dcrace_walk_fn {
 };
 
 #define DCRACE_END_SITES	8
+#define DCRACE_UNLAZY_SITES	8
 
 /* After a call of a walk function returning an int errno. */
 struct dcrace_end_ret {
@@ -308,6 +312,9 @@ struct dcrace_layout {
 	/* after the calls of path_lookupat() and path_parentat() */
 	struct dcrace_end_ret end_rets[DCRACE_END_SITES];
 	unsigned int nr_end_rets;
+	/* the walk's own calls of try_to_unlazy() (the call instructions) */
+	unsigned long unlazy_calls[DCRACE_UNLAZY_SITES];
+	unsigned int nr_unlazy_calls;
 };
 
 extern struct dcrace_layout dcrace_layout;
@@ -493,6 +500,7 @@ void end_kprobes(struct kprobe **kps, int *n);
 unsigned long end_kprobes_missed(void);
 void end_clear(void);
 const char *end_site_name(unsigned int i);
+const char *unlazy_site_name(unsigned int i);
 void open_kprobes(struct kprobe **kps, int *n);
 unsigned long open_kprobes_missed(void);
 void open_clear(void);

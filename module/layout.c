@@ -126,6 +126,36 @@ static void end_rets_find(struct dcrace_layout *l)
 	}
 }
 
+/*
+ * The walk's own calls of try_to_unlazy() (in link_path_walk(), wherever
+ * inlined): the revalidations before a hard error. A probe on each call
+ * instruction costs only when the walk takes that path (an error, or a
+ * decision to revalidate), not on every walk as one at the function's
+ * entry would (complete_walk() calls it at the end of every walk).
+ */
+static void unlazy_calls_find(struct dcrace_layout *l)
+{
+	unsigned long after[DCRACE_UNLAZY_SITES];
+	unsigned int i, j, n, room;
+
+	for (i = 0; i < DCRACE_WALK_FNS; i++) {
+		if (!l->walk_fns[i].start)
+			continue;
+		room = DCRACE_UNLAZY_SITES - l->nr_unlazy_calls;
+		n = call_sites_in(l->walk_fns[i].start, l->walk_fns[i].size,
+				  "try_to_unlazy", after, room);
+		if (n > room) {
+			pr_warn("dcrace: end_caught not counted: more than %u calls of try_to_unlazy in the walk\n",
+				DCRACE_UNLAZY_SITES);
+			l->nr_unlazy_calls = 0;
+			return;
+		}
+		for (j = 0; j < n; j++)
+			l->unlazy_calls[l->nr_unlazy_calls++] =
+				after[j] - DCRACE_CALL_LEN;
+	}
+}
+
 /* "end=": the walk function @addr is in, or "-". */
 const char *walk_fn_name(unsigned long addr)
 {
@@ -153,8 +183,10 @@ void layout_read(void)
 	walk_fns_find(l);
 	if (!fast)
 		return;
-	if (!(skip_probes & BIT(P_TERM)))
+	if (!(skip_probes & BIT(P_TERM))) {
 		end_rets_find(l);
+		unlazy_calls_find(l);
+	}
 	if (!late_sites && !(skip_probes & BIT(P_STEP)) &&
 	    !call_sites_after("walk_component", "step_into", &after, 1))
 		l->nr_exits = exits_read(l->exits);

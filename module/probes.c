@@ -8,7 +8,7 @@
 #include "internal.h"
 
 static struct kretprobe walk_rp, rcu_rp;
-static struct kprobe lookup_kp, step_kp, kill_kp, term_kp, unlazy_kp;
+static struct kprobe lookup_kp, step_kp, kill_kp, term_kp;
 struct kprobe rcu_kp;		/* fast: after lookup_fast's call */
 struct kprobe walk_kp;		/* fast: walk_component's entry */
 
@@ -31,9 +31,6 @@ struct dcrace_probe probes[NR_PROBES] = {
 	/* open()'s last step ends there (open.c) */
 	[P_TERM] = { "terminate_walk", { "terminate_walk" }, false, false,
 		     NULL, &term_kp },
-	/* the walk revalidating a decision before an error (end.c) */
-	[P_UNLAZY] = { "try_to_unlazy", { "try_to_unlazy" }, false, false,
-		       NULL, &unlazy_kp },
 };
 
 static void probe_setup(enum dcrace_probe_id id, const char *sym)
@@ -59,8 +56,7 @@ static void probe_setup(enum dcrace_probe_id id, const char *sym)
 	p->kp->symbol_name = sym;
 	p->kp->pre_handler = id == P_LOOKUP ? lookup_pre :
 			     id == P_STEP ? step_pre :
-			     id == P_TERM ? term_pre :
-			     id == P_UNLAZY ? unlazy_pre : kill_pre;
+			     id == P_TERM ? term_pre : kill_pre;
 }
 
 /*

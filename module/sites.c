@@ -290,6 +290,26 @@ const char *open_site_name(unsigned int i)
 
 static struct dcrace_end_site end_sites[DCRACE_END_SITES];
 static unsigned int nr_end_sites;
+static struct dcrace_end_site unlazy_sites[DCRACE_UNLAZY_SITES];
+static unsigned int nr_unlazy_sites;
+
+/* A kprobe at @addr, its handler @pre, named; false if refused. */
+static bool end_site_arm(struct dcrace_end_site *st, unsigned long addr,
+			 kprobe_pre_handler_t pre)
+{
+	int err;
+
+	memset(&st->kp, 0, sizeof(st->kp));
+	st->kp.addr = (kprobe_opcode_t *)addr;
+	st->kp.pre_handler = pre;
+	sprint_symbol(st->name, addr);
+	err = register_kprobe(&st->kp);
+	if (err)
+		pr_warn("dcrace: no probe at %s (%d): %s\n", st->name, err,
+			pre == unlazy_pre ? "its revalidations are not counted" :
+			"the walk ends returning there are not judged");
+	return !err;
+}
 
 /*
  * The ends of RCU walks: terminate_walk() (open_arm() armed it) and a
@@ -308,20 +328,18 @@ int end_arm(void)
 	for (i = 0; i < l->nr_end_rets; i++) {
 		struct dcrace_end_site *st = &end_sites[nr_end_sites];
 
-		memset(st, 0, sizeof(*st));
 		st->at = l->end_rets[i];
-		st->kp.addr = (kprobe_opcode_t *)st->at.addr;
-		st->kp.pre_handler = end_ret_pre;
-		sprint_symbol(st->name, st->at.addr);
-		if (register_kprobe(&st->kp)) {
-			pr_warn("dcrace: walk ends returning to %s are not judged\n",
-				st->name);
-			continue;
-		}
-		nr_end_sites++;
+		if (end_site_arm(st, st->at.addr, end_ret_pre))
+			nr_end_sites++;
 	}
-	if (probe_wanted(P_UNLAZY) && probe_arm(P_UNLAZY))
-		pr_warn("dcrace: probe try_to_unlazy missing; end_caught stays 0\n");
+	for (i = 0; i < l->nr_unlazy_calls; i++) {
+		struct dcrace_end_site *st = &unlazy_sites[nr_unlazy_sites];
+
+		if (end_site_arm(st, l->unlazy_calls[i], unlazy_pre))
+			nr_unlazy_sites++;
+	}
+	if (!nr_unlazy_sites)
+		pr_warn("dcrace: no call of try_to_unlazy() found in the walk; end_caught stays 0\n");
 	WRITE_ONCE(end_on, true);
 	return 0;
 }
@@ -344,11 +362,13 @@ bool end_fn_covered(enum dcrace_walk_fn_id fn)
 void end_kprobes(struct kprobe **kps, int *n)
 {
 	kps_add(kps, n, end_sites, nr_end_sites);
+	kps_add(kps, n, unlazy_sites, nr_unlazy_sites);
 }
 
 unsigned long end_kprobes_missed(void)
 {
-	return kps_missed(end_sites, nr_end_sites);
+	return kps_missed(end_sites, nr_end_sites) +
+	       kps_missed(unlazy_sites, nr_unlazy_sites);
 }
 
 /* After disarm_all(): forget everything. */
@@ -357,10 +377,18 @@ void end_clear(void)
 	WRITE_ONCE(end_on, false);
 	memset(end_sites, 0, sizeof(end_sites));
 	nr_end_sites = 0;
+	memset(unlazy_sites, 0, sizeof(unlazy_sites));
+	nr_unlazy_sites = 0;
 }
 
 /* "probes": the walk functions' return site @i, NULL past the last. */
 const char *end_site_name(unsigned int i)
 {
 	return i < nr_end_sites ? end_sites[i].name : NULL;
+}
+
+/* "probes": the walk's call @i of try_to_unlazy(), NULL past the last. */
+const char *unlazy_site_name(unsigned int i)
+{
+	return i < nr_unlazy_sites ? unlazy_sites[i].name : NULL;
 }

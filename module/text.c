@@ -42,12 +42,22 @@ noinline unsigned long func_start(const char *name, unsigned long *size)
 unsigned int call_sites_after(const char *caller, const char *callee,
 			      unsigned long *after, unsigned int max)
 {
-	unsigned long start, size, target;
+	unsigned long start, size;
+
+	start = func_start(caller, &size);
+	return start ? call_sites_in(start, size, callee, after, max) : 0;
+}
+
+/* The same, in the text at @start (@size bytes) of a function found. */
+unsigned int call_sites_in(unsigned long start, unsigned long size,
+			   const char *callee, unsigned long *after,
+			   unsigned int max)
+{
+	unsigned long target, tsize;
 	unsigned int n = 0;
 	u8 *text;
 
-	target = func_start(callee, &size);
-	start = func_start(caller, &size);
+	target = func_start(callee, &tsize);
 	if (!target || !start || size > DCRACE_TEXT_MAX)
 		return 0;
 	text = kmalloc(size, GFP_KERNEL);
