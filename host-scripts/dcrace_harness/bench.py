@@ -90,7 +90,7 @@ def overhead_script(secs, rounds, probe_rounds, settle, ab=None):
         "mod() { r=$1; p=$2; shift 2; insmod $ko $p || exit 1; sleep %d; run $r \"$@\"; "
         "rmmod dcrace || exit 1; }" % settle,
         "insmod $ko || exit 1",
-        "probes=$(grep -v '^#' %s/probes | grep -Ev '^(walk_return|walk_exit|lookup_caller|open_return) ' | awk '{print $1 \":\" $4}' | tr '\\n' ' ')"
+        "probes=$(grep -v '^#' %s/probes | grep -Ev '^(walk_return|walk_exit|lookup_caller|open_return|end_return|unlazy_call|walk_end) ' | awk '{print $1 \":\" $4}' | tr '\\n' ' ')"
         % DEBUGFS,
         "rmmod dcrace || exit 1",
         "echo \"DCRACE-PROBES $probes\"",
@@ -355,8 +355,10 @@ PROBE_NOTES = {
                  "before it (optimized): a step's end, its result and whether it reached `step_into()`. "
                  "Three per `stat()`",
     "dentry_kill": "`__dentry_kill()`'s entry: the kill record. None in these rows (no pruner)",
-    "terminate_walk": "`terminate_walk()`'s entry (optimized): where `open()`'s last step is read; a walk "
-                      "that left RCU mode returns at once. One per `stat()`",
+    "terminate_walk": "`terminate_walk()`'s entry (optimized): where `open()`'s last step and the end of "
+                      "an RCU walk are read; a walk that left RCU mode returns at once. With it the walk's "
+                      "end: `end_return` after `filename_lookup()`'s first call of `path_lookupat()` "
+                      "(optimized) and `unlazy_call` (error paths only). Two per `stat()`",
 }
 
 
