@@ -227,7 +227,7 @@ TRACE_OUT="echo 0 > $TR/tracing_on; sed -n 's/.*dcrace_race: /DCRACE-TR /p' $TR/
 NEG="cat /mnt/nope 2>/dev/null; cat /mnt/nope 2>/dev/null; cat /mnt/nope 2>/dev/null"
 PROBES="grep -E '^lookup_caller|^open_return' $D/probes | sed 's/^/DCRACE-P /'"
 # the contract (docs/debugfs.md, "Trace events")
-TRFMT='^DCRACE-TR verdict=(false_enoent|caught|caught_late|unexpected) pid=[0-9]+ comm=[^ ]+ lookup=(walk|open) component=[^ ]+ seq=[0-9]+/[0-9]+ result=-?[0-9]+ killer=-?[0-9]+/[^ ]+ kill_to_read_ns=-?[0-9]+ ns=[0-9]+ errno=(ENOENT|ECHILD) end=[^ ]+ seq_state=(changed|unchanged)$'
+TRFMT='^DCRACE-TR verdict=(false_enoent|caught|caught_late|unexpected|end_caught) pid=[0-9]+ comm=[^ ]+ lookup=(walk|open|end) component=[^ ]+ seq=[0-9]+/[0-9]+ result=-?[0-9]+ killer=-?[0-9]+/[^ ]+ kill_to_read_ns=-?[0-9]+ ns=[0-9]+ errno=(ENOENT|ECHILD|ENOTDIR|EACCES) end=[^ ]+ seq_state=(changed|unchanged)$'
 for k in open-last mount-refetch fixed; do
 	log=$T_RESULTS/module-open-$k.log
 	rc=0

@@ -29,7 +29,7 @@ echo TC-STATS-BEGIN; cat $d/stats; echo TC-STATS-END
 echo "TC-WORKLOAD $(cat /tmp/wl.out)"'
 
 # The contract's TP_printk fields, in order (docs/debugfs.md).
-race_re='dcrace_race: +verdict=(false_enoent|caught|caught_late|unexpected) pid=[0-9]+ comm=[^ ]+ lookup=(walk|open|[a-z_]+) component=[^ ]+ seq=[0-9]+/[0-9]+ result=-?[0-9]+ killer=-?[0-9]+/[^ ]+ kill_to_read_ns=-?[0-9]+ ns=[0-9]+ errno=(ENOENT|ECHILD) end=[^ ]+ seq_state=(changed|unchanged)$'
+race_re='dcrace_race: +verdict=(false_enoent|caught|caught_late|unexpected|end_caught) pid=[0-9]+ comm=[^ ]+ lookup=(walk|open|[a-z_]+) component=[^ ]+ seq=[0-9]+/[0-9]+ result=-?[0-9]+ killer=-?[0-9]+/[^ ]+ kill_to_read_ns=-?[0-9]+ ns=[0-9]+ errno=(ENOENT|ECHILD|ENOTDIR|EACCES) end=[^ ]+ seq_state=(changed|unchanged)$'
 prune_re='dcrace_prune: +pid=[0-9]+ comm=[^ ]+ component=[^ ]+ seq=[0-9]+ ns=[0-9]+$'
 
 # section LOG NAME: the lines between TC-NAME-BEGIN and TC-NAME-END.

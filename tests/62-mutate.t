@@ -18,9 +18,13 @@ diag "$(cat "$tmp/nat.out")"
 ok "$([[ $(rcof nat) -eq $EX_INCONCLUSIVE ]] &&
 	grep -q '^verdict: INCONCLUSIVE: no verdict without a kernel expected to race and one expected clean on the hard-error rule' "$tmp/nat.out"; echo $?)" \
 	"natural, unfixed: healthy, no verdict without a clean kernel, exit $EX_INCONCLUSIVE (got $(rcof nat); $(grep '^verdict:' "$tmp/nat.out" || tail -n 1 "$tmp/nat.err"))"
-n=$(jq -c '.runs.unfixed[0] | [.result.truth, .result.pruner, .result.other_errors, .result.mutations > 1000, (.result.outcomes_by_path["m/y"] | keys), .trace.lost, .trace.user_only, .trace.module_only]' "$tmp/nat.json" 2>&1 || true)
+# mNN/y's outcomes: 0, ENOENT, ENOTDIR, and maybe the bug itself: 6.1's
+# may_lookup() returns a natural false EACCES now and then (seen: 1 in a
+# 3 s run of make check; dcrace.ko's probes widen the window a little),
+# which must then be matched like any other.
+n=$(jq -c '.runs.unfixed[0] | [.result.truth, .result.pruner, .result.other_errors, .result.mutations > 1000, (.result.outcomes_by_path["m/y"] | keys - ["EACCES"]), .trace.lost, .trace.user_only, .trace.module_only]' "$tmp/nat.json" 2>&1 || true)
 ok "$([[ $n == '["construction","none",0,true,["0","ENOENT","ENOTDIR"],0,0,0]' ]]; echo $?)" \
-	"natural, unfixed: mutators mutate, mNN/y gives 0, ENOENT, ENOTDIR, no other error, the trace complete and matched ($n)"
+	"natural, unfixed: mutators mutate, mNN/y gives 0, ENOENT, ENOTDIR (and false EACCES, matched), no other error, the trace complete and matched ($n)"
 
 # 2. Injected (300 us, window=2: after a step ends; 1 walker), both lines in one
 # compare: 6.1's fixed (its may_lookup() trusts a lazy EACCES) returns
