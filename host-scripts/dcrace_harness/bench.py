@@ -355,10 +355,8 @@ PROBE_NOTES = {
                  "before it (optimized): a step's end, its result and whether it reached `step_into()`. "
                  "Three per `stat()`",
     "dentry_kill": "`__dentry_kill()`'s entry: the kill record. None in these rows (no pruner)",
-    "terminate_walk": "`terminate_walk()`'s entry (optimized): where `open()`'s last step and the end of "
-                      "an RCU walk are read; a walk that left RCU mode returns at once. With it the walk's "
-                      "end: `end_return` after `filename_lookup()`'s first call of `path_lookupat()` "
-                      "(optimized) and `unlazy_call` (error paths only). Two per `stat()`",
+    "terminate_walk": "`terminate_walk()`'s entry (optimized): where `open()`'s last step is read; a walk "
+                      "that left RCU mode returns at once. One per `stat()`",
 }
 
 
