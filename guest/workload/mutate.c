@@ -358,19 +358,12 @@ static enum mut_kind pick_path(struct worker *w, char *path, size_t size)
 
 void mutate_walk_loop(struct worker *w)
 {
-	int fixed = single_op(), dirfd = AT_FDCWD;
+	int fixed = single_op(), dirfd;
 	char path[PATH_MAX];
 	size_t base;
 
-	base = (size_t)snprintf(path, sizeof(path), "%s/", cfg.dir);
-	if (cfg.mix[OP_OPENAT]) {
-		dirfd = open(base > 1 ? cfg.dir : "/",
-			     O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dirfd < 0) {
-			note_error(w, "open", base > 1 ? cfg.dir : "/", errno);
-			return;
-		}
-	}
+	if (!walk_setup(w, path, sizeof(path), &base, &dirfd))
+		return;
 	while (!stopped()) {
 		enum mut_kind kind = pick_path(w, path, sizeof(path));
 		enum walk_op op = fixed >= 0 ? (enum walk_op)fixed : pick_op(w);

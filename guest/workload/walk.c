@@ -73,21 +73,35 @@ int walk_call(struct worker *w, enum walk_op op, int dirfd, const char *path,
 	return 0;
 }
 
+/*
+ * A walker's setup: PATH gets "DIR/" (its length in *BASE); with openat
+ * in the mix an O_PATH fd of DIR in *DIRFD, else AT_FDCWD. False (the
+ * error noted) when DIR cannot be opened.
+ */
+bool walk_setup(struct worker *w, char *path, size_t size, size_t *base,
+		int *dirfd)
+{
+	*dirfd = AT_FDCWD;
+	*base = (size_t)snprintf(path, size, "%s/", cfg.dir);
+	if (!cfg.mix[OP_OPENAT])
+		return true;
+	*dirfd = open(*base > 1 ? cfg.dir : "/",
+		      O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*dirfd < 0) {
+		note_error(w, "open", *base > 1 ? cfg.dir : "/", errno);
+		return false;
+	}
+	return true;
+}
+
 void walk_loop(struct worker *w)
 {
-	int fixed = single_op(), dirfd = AT_FDCWD;
+	int fixed = single_op(), dirfd;
 	char path[PATH_MAX];
 	size_t base;
 
-	base = (size_t)snprintf(path, sizeof(path), "%s/", cfg.dir);
-	if (cfg.mix[OP_OPENAT]) {
-		dirfd = open(base > 1 ? cfg.dir : "/",
-			     O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dirfd < 0) {
-			note_error(w, "open", base > 1 ? cfg.dir : "/", errno);
-			return;
-		}
-	}
+	if (!walk_setup(w, path, sizeof(path), &base, &dirfd))
+		return;
 	while (!stopped()) {
 		unsigned int d = rng_below(&w->rng, (unsigned int)cfg.dirs);
 		unsigned int f = rng_below(&w->rng, (unsigned int)cfg.files);

@@ -316,6 +316,8 @@ void note_false_error(struct worker *w, const char *op, const char *path,
 		      int err);
 
 /* walk.c */
+bool walk_setup(struct worker *w, char *path, size_t size, size_t *base,
+		int *dirfd);
 void walk_loop(struct worker *w);
 void mix_string(char *buf, size_t size);
 int single_op(void);
