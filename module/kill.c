@@ -67,8 +67,7 @@ bool kill_find(const struct dcrace_kill_key *key, struct dcrace_kill *out)
 	for (w = 0; w < DCRACE_KILL_WAYS; w++) {
 		const struct dcrace_kill *k = &set->way[w];
 
-		if (dcrace_kill_key_eq(&k->key, key) &&
-		    dcrace_kill_matches(&k->key, key,
+		if (dcrace_kill_matches(&k->key, key,
 					poll_state_synchronize_rcu(k->gp))) {
 			*out = set->way[w];
 			found = true;
