@@ -102,7 +102,7 @@ void disarm_all(void)
 {
 	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES + DCRACE_OPEN_SITES +
 			  DCRACE_EXITS + DCRACE_END_SITES +
-			  DCRACE_UNLAZY_SITES];
+			  DCRACE_UNLAZY_SITES + 1];
 	int i, n = 0;
 
 	sites_close();

@@ -182,18 +182,38 @@ static void oracle_kill_key(struct kunit *test)
  * not name the killer (nor say the dentry was positive); this lifetime's
  * kill does, whenever it came (before the probe read the sample, too).
  */
+/* Stand-ins for poll_state_synchronize_rcu(), counting their calls. */
+static unsigned int gp_polls;
+
+static bool gp_elapsed_yes(unsigned long gp)
+{
+	gp_polls++;
+	return true;
+}
+
+static bool gp_elapsed_no(unsigned long gp)
+{
+	gp_polls++;
+	return false;
+}
+
 static void oracle_kill_lifetime(struct kunit *test)
 {
 	static int d, p;
 	struct dcrace_kill_key rec = { &d, &p, 2, 0x1234 }, want = rec;
 
 	/* the earlier lifetime: a grace period has elapsed since its kill */
-	KUNIT_EXPECT_FALSE(test, dcrace_kill_matches(&rec, &want, true));
+	KUNIT_EXPECT_FALSE(test,
+			   dcrace_kill_matches(&rec, &want, gp_elapsed_yes, 1));
 	/* this lifetime's kill, in the walker's RCU section */
-	KUNIT_EXPECT_TRUE(test, dcrace_kill_matches(&rec, &want, false));
-	/* in the section, but another key */
+	KUNIT_EXPECT_TRUE(test,
+			  dcrace_kill_matches(&rec, &want, gp_elapsed_no, 1));
+	/* in the section, but another key: the grace period is not polled */
 	want.seq = 4;
-	KUNIT_EXPECT_FALSE(test, dcrace_kill_matches(&rec, &want, false));
+	gp_polls = 0;
+	KUNIT_EXPECT_FALSE(test,
+			   dcrace_kill_matches(&rec, &want, gp_elapsed_no, 1));
+	KUNIT_EXPECT_EQ(test, gp_polls, 0U);
 }
 
 /*

@@ -5,12 +5,22 @@
  * (dcrace_classify() with killed_positive). Included by dcrace_test.c.
  */
 
-static enum dcrace_verdict end_classify(int result, bool dentry_stale,
-					bool inode_stale, bool step_stale)
+/* @state: the dentry's d_seq moved (S), nd->inode is not its inode (I),
+ * nd->inode is a directory (D), the dentry is a directory now (L).
+ */
+#define END_S	1
+#define END_I	2
+#define END_D	4
+#define END_L	8
+
+static enum dcrace_verdict end_classify(int result, unsigned int state)
 {
 	struct dcrace_end_sighting s = {
-		.result = result, .dentry_stale = dentry_stale,
-		.inode_stale = inode_stale, .step_stale = step_stale,
+		.result = result,
+		.dentry_stale = state & END_S,
+		.inode_stale = state & END_I,
+		.inode_dir = state & END_D,
+		.can_lookup = state & END_L,
 	};
 
 	return dcrace_classify_end(&s);
@@ -19,28 +29,31 @@ static enum dcrace_verdict end_classify(int result, bool dentry_stale,
 /* A hard error from state the seqcounts still vouch for is genuine. */
 static void end_genuine(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, false, false, false),
+	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, END_D | END_L),
 			DCRACE_END_GENUINE);
-	KUNIT_EXPECT_EQ(test, end_classify(-ENOTDIR, false, false, false),
-			DCRACE_END_GENUINE);
-	KUNIT_EXPECT_EQ(test, end_classify(-ELOOP, false, false, false),
+	KUNIT_EXPECT_EQ(test, end_classify(-ENOTDIR, 0), DCRACE_END_GENUINE);
+	KUNIT_EXPECT_EQ(test, end_classify(-EPERM, END_D | END_L),
 			DCRACE_END_GENUINE);
 	KUNIT_EXPECT_FALSE(test, dcrace_verdict_is_race(DCRACE_END_GENUINE));
 }
 
-/* From stale state: false, per errno, whichever check found it stale. */
+/*
+ * False only when what the decision used contradicts the state now:
+ * may_lookup() checked a non-directory inode under a name that is a
+ * directory now (EACCES, EPERM); d_can_lookup() said no of a dentry whose
+ * d_seq moved and that is a directory now (ENOTDIR).
+ */
 static void end_false_per_errno(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, true, false, false),
+	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, END_S | END_I | END_L),
 			DCRACE_FALSE_EACCES);
-	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, false, true, false),
-			DCRACE_FALSE_EACCES);
-	KUNIT_EXPECT_EQ(test, end_classify(-EPERM, true, true, false),
+	KUNIT_EXPECT_EQ(test, end_classify(-EPERM, END_S | END_I | END_L),
 			DCRACE_FALSE_EPERM);
-	KUNIT_EXPECT_EQ(test, end_classify(-ENOTDIR, true, false, false),
+	/* a writer that forgot d_seq: the inode contradicts all the same */
+	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, END_I | END_L),
+			DCRACE_FALSE_EACCES);
+	KUNIT_EXPECT_EQ(test, end_classify(-ENOTDIR, END_S | END_L),
 			DCRACE_FALSE_ENOTDIR);
-	KUNIT_EXPECT_EQ(test, end_classify(-ELOOP, false, false, true),
-			DCRACE_FALSE_ERROR);
 	KUNIT_EXPECT_TRUE(test, dcrace_verdict_is_race(DCRACE_FALSE_EACCES));
 	KUNIT_EXPECT_TRUE(test,
 			  dcrace_verdict_is_false_error(DCRACE_FALSE_ENOTDIR));
@@ -51,16 +64,55 @@ static void end_false_per_errno(struct kunit *test)
 }
 
 /*
+ * State that moved between the decision and the snapshot without
+ * contradicting it: a genuine EACCES on a directory renamed meanwhile
+ * (d_seq moved, same inode), a directory replaced by another directory or
+ * by a file (the inode checked was a directory the walk stood on), an
+ * ENOTDIR on a dentry that is still no directory. Never false.
+ */
+static void end_unvouched(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, END_S | END_D | END_L),
+			DCRACE_END_UNVOUCHED);
+	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, END_S | END_I | END_D |
+						    END_L),
+			DCRACE_END_UNVOUCHED);
+	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, END_S | END_I | END_D),
+			DCRACE_END_UNVOUCHED);
+	/* a file replaced by a file (or gone): no directory to enter */
+	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, END_S | END_I),
+			DCRACE_END_UNVOUCHED);
+	KUNIT_EXPECT_EQ(test, end_classify(-ENOTDIR, END_S | END_I),
+			DCRACE_END_UNVOUCHED);
+	KUNIT_EXPECT_FALSE(test, dcrace_verdict_is_race(DCRACE_END_UNVOUCHED));
+	KUNIT_EXPECT_STREQ(test, dcrace_verdict_name(DCRACE_END_UNVOUCHED),
+			   "end_unvouched");
+}
+
+/*
  * Not the end oracle's: success, -ECHILD (the kernel dropped out of RCU
  * mode) and -ENOENT (the step oracle judges the NULL inode it came from).
+ * Errnos decided on state the snapshot does not hold (the link stack, a
+ * scoped "..", rename_lock, the name) are not judged, stale or not.
  */
 static void end_not_judged(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, end_classify(0, true, true, true), DCRACE_NONE);
-	KUNIT_EXPECT_EQ(test, end_classify(-ECHILD, true, true, true),
-			DCRACE_NONE);
-	KUNIT_EXPECT_EQ(test, end_classify(-ENOENT, true, true, true),
-			DCRACE_NONE);
+	const unsigned int all = END_S | END_I | END_L;
+
+	KUNIT_EXPECT_EQ(test, end_classify(0, all), DCRACE_NONE);
+	KUNIT_EXPECT_EQ(test, end_classify(-ECHILD, all), DCRACE_NONE);
+	KUNIT_EXPECT_EQ(test, end_classify(-ENOENT, all), DCRACE_NONE);
+	KUNIT_EXPECT_EQ(test, end_classify(-ELOOP, all),
+			DCRACE_END_NOT_JUDGED);
+	KUNIT_EXPECT_EQ(test, end_classify(-ELOOP, 0), DCRACE_END_NOT_JUDGED);
+	KUNIT_EXPECT_EQ(test, end_classify(-EXDEV, all),
+			DCRACE_END_NOT_JUDGED);
+	KUNIT_EXPECT_EQ(test, end_classify(-EAGAIN, all),
+			DCRACE_END_NOT_JUDGED);
+	KUNIT_EXPECT_EQ(test, end_classify(-EISDIR, all),
+			DCRACE_END_NOT_JUDGED);
+	KUNIT_EXPECT_FALSE(test,
+			   dcrace_verdict_is_race(DCRACE_END_NOT_JUDGED));
 }
 
 /*
@@ -116,6 +168,7 @@ static void end_errno_names(struct kunit *test)
 static struct kunit_case end_cases[] = {
 	KUNIT_CASE(end_genuine),
 	KUNIT_CASE(end_false_per_errno),
+	KUNIT_CASE(end_unvouched),
 	KUNIT_CASE(end_not_judged),
 	KUNIT_CASE(end_unlazy),
 	KUNIT_CASE(end_seq_unchanged),

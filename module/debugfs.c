@@ -88,11 +88,18 @@ static void lookup_callers_show(struct seq_file *m)
 	for (i = 0; unlazy_site_name(i); i++)
 		seq_printf(m, "unlazy_call %s kprobe armed -\n",
 			   unlazy_site_name(i));
+	/* none: link_path_walk() inlined whole, or not found (loudly) */
+	if (READ_ONCE(end_on) && !unlazy_site_name(0))
+		seq_puts(m, "unlazy_call link_path_walk kprobe missing -\n");
+	if (READ_ONCE(end_on))
+		seq_printf(m, "slot_reclaim do_exit kprobe %s -\n",
+			   exit_reclaim_armed() ? "armed" : "missing");
 	/* the walk functions whose RCU-mode hard errors are judged (end.c) */
-	for (i = 0; i < WF_LINK; i++)
+	for (i = 0; i < DCRACE_WALK_FNS; i++)
 		seq_printf(m, "walk_end %s %s\n", l->walk_fns[i].name,
 			   !l->walk_fns[i].start ? "absent" :
-			   end_fn_covered(i) ? "judged" : "missing");
+			   !end_fn_covered(i) ? "missing" :
+			   l->end_refused[i] ? "partial" : "judged");
 }
 
 static int probes_show(struct seq_file *m, void *v)

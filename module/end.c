@@ -10,14 +10,16 @@
  * terminate_walk() with LOOKUP_RCU still set (the walk gives up in RCU
  * mode: a successful walk left it in complete_walk()) the state the walk
  * stands on is read in its RCU section: nd->path.dentry's d_seq against
- * nd->seq, nd->inode against that dentry's d_inode, and, for open()'s
- * last step, the step's dentry against its sample. The result is known
+ * nd->seq and its type, nd->inode against that dentry's d_inode and its
+ * type. The result is known
  * after the walk function returned (path_lookupat(), path_parentat():
  * end_ret_pre(); path_openat(): open.c), where it is judged
- * (dcrace_classify_end()): a hard error from stale state is false, from
- * valid state genuine. -ENOENT stays the step oracle's (step.c).
+ * (dcrace_classify_end()), each errno by the state it was decided on:
+ * false, genuine, unvouched (moved, not contradicting the decision) or
+ * not judged. -ENOENT stays the step oracle's (step.c).
  *
- * A catch: the walk's own try_to_unlazy() (link_path_walk()'s, before
+ * A catch: the walk's own try_to_unlazy() (link_path_walk()'s and its
+ * clones' only, not path_openat()'s before a create; before
  * -ENOTDIR and, on 6.12 and the backport, before may_lookup()'s error)
  * on stale state fails, and the walk restarts in ref-walk mode: probed at
  * the call instructions the layout found (error paths only).
@@ -40,24 +42,28 @@ static bool nd_dentry_stale(struct dcrace_nd_head *nd, struct dentry *d,
 	return *cur != READ_ONCE(nd->seq);
 }
 
-/* The state walk @nd stands on, into @e; @s: the task's slot, or NULL. */
-static void end_read(struct dcrace_end_snap *e, struct dcrace_nd_head *nd,
-		     const struct dcrace_slot *s)
+/*
+ * The state walk @nd stands on, into @e: nd->path.dentry (its d_seq, its
+ * type) and nd->inode (its type), the only state the judged errnos are
+ * decided on (dcrace_classify_end()). Nothing a step sampled is read: a
+ * slot can outlive its walk (a return no probe saw), its dentry freed.
+ */
+static void end_read(struct dcrace_end_snap *e, struct dcrace_nd_head *nd)
 {
 	struct dentry *d = READ_ONCE(nd->path.dentry);
+	struct inode *inode = READ_ONCE(nd->inode);
 
 	memset(e, 0, offsetof(struct dcrace_end_snap, name));
 	e->name[0] = '\0';
 	e->seq = READ_ONCE(nd->seq);
+	e->inode_dir = inode && S_ISDIR(READ_ONCE(inode->i_mode));
 	if (d) {
 		e->dentry_stale = nd_dentry_stale(nd, d, &e->cur);
-		e->inode_stale = READ_ONCE(d->d_inode) != READ_ONCE(nd->inode);
+		e->inode_stale = READ_ONCE(d->d_inode) != inode;
+		e->can_lookup = d_can_lookup(d);
 		dcrace_copy_name(e->name, sizeof(e->name),
 				 READ_ONCE(d->d_name.name), &e->name_truncated);
 	}
-	/* open()'s last step: the dentry it found, in this section */
-	if (s && s->kind == LK_OPEN && s->valid && s->dentry)
-		e->step_stale = raw_read_seqcount(&s->dentry->d_seq) != s->seq;
 }
 
 /*
@@ -66,10 +72,12 @@ static void end_read(struct dcrace_end_snap *e, struct dcrace_nd_head *nd,
  */
 void end_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd)
 {
-	/* the last end never reached a probed return (path_mountpoint()...) */
+	/* the last end never reached a probed return */
 	if (s->end_pending)
 		cnt_inc(C_END_UNJUDGED);
-	end_read(slot_end(s), nd, s);
+	/* window 4 (tests): between the error decision and this snapshot */
+	maybe_inject(DCRACE_WINDOW_END);
+	end_read(slot_end(s), nd);
 	s->end_pending = true;
 }
 
@@ -83,7 +91,8 @@ static void end_count(enum dcrace_verdict v)
 		[DCRACE_FALSE_ENOTDIR] = C_FALSE_ENOTDIR,
 		[DCRACE_FALSE_EACCES] = C_FALSE_EACCES,
 		[DCRACE_FALSE_EPERM] = C_FALSE_EPERM,
-		[DCRACE_FALSE_ERROR] = C_FALSE_ERROR,
+		[DCRACE_END_UNVOUCHED] = C_END_UNVOUCHED,
+		[DCRACE_END_NOT_JUDGED] = C_END_NOT_JUDGED,
 	};
 
 	cnt_inc(C_END_JUDGED);
@@ -99,13 +108,17 @@ void end_judge(struct dcrace_slot *s, long ret, enum dcrace_walk_fn_id fn)
 		.result = (int)ret,
 		.dentry_stale = e->dentry_stale,
 		.inode_stale = e->inode_stale,
-		.step_stale = e->step_stale,
+		.inode_dir = e->inode_dir,
+		.can_lookup = e->can_lookup,
 	};
 	enum dcrace_verdict v;
 
 	if (!s->end_pending)
 		return;
 	s->end_pending = false;
+	/* disabled since the snapshot: nothing counted */
+	if (!knob(K_ENABLED))
+		return;
 	v = dcrace_classify_end(&sg);
 	if (v == DCRACE_NONE)
 		return;
@@ -122,9 +135,29 @@ int end_ret_pre(struct kprobe *p, struct pt_regs *regs)
 						      kp)->at;
 	struct dcrace_slot *s = slot_find(current);
 
-	if (!s || !s->end_pending)
+	/* test_miss_returns=1: as if this return were not probed */
+	if (!s || !s->end_pending || unlikely(test_miss_returns))
 		return 0;
 	end_judge(s, (int)regs->ax, r->fn);
+	slot_release(s);
+	return 0;
+}
+
+/*
+ * do_exit(), at its entry: a slot the exiting task still holds is
+ * reclaimed (an end whose walk function returned where no probe is, a
+ * step whose return was missed). Nothing else would free it: its owner
+ * pointer names a task that is about to be freed.
+ */
+int task_exit_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct dcrace_slot *s = slot_find(current);
+
+	if (!s)
+		return 0;
+	if (s->end_pending)
+		cnt_inc(C_END_UNJUDGED);
+	cnt_inc(C_SLOTS_RECLAIMED);
 	slot_release(s);
 	return 0;
 }
@@ -141,20 +174,15 @@ int unlazy_pre(struct kprobe *p, struct pt_regs *regs)
 				    regs_get_kernel_argument(regs, 0);
 	unsigned long caller = (unsigned long)p->addr;
 	struct dcrace_end_snap *e = this_cpu_ptr(&unlazy_scratch);
-	struct inode *inode;
-	struct dentry *d;
 	int err;
 
-	if (!(READ_ONCE(nd->flags) & LOOKUP_RCU))
+	if (!knob(K_ENABLED) || !(READ_ONCE(nd->flags) & LOOKUP_RCU))
 		return 0;
-	d = READ_ONCE(nd->path.dentry);
-	if (!d)
+	if (!READ_ONCE(nd->path.dentry))
 		return 0;
-	end_read(e, nd, NULL);
-	inode = READ_ONCE(nd->inode);
+	end_read(e, nd);
 	err = dcrace_unlazy_errno(e->dentry_stale || e->inode_stale,
-				  inode && S_ISDIR(READ_ONCE(inode->i_mode)),
-				  d_can_lookup(d));
+				  e->inode_dir, e->can_lookup);
 	if (err) {
 		cnt_inc(C_END_CAUGHT);
 		report_end_event(e, DCRACE_END_CAUGHT, err,

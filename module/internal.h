@@ -132,6 +132,8 @@ int knob_set(struct dcrace_knob *k, const char *buf);
 /* Load-time parameters (module_param()s in main.c). */
 extern struct dcrace_knob early_test;
 extern bool stack_claim, fast, extra_probes, late_sites, skip_open_return;
+extern bool test_miss_returns;
+extern unsigned int test_end_room;
 extern unsigned int selftest_break;
 extern unsigned int skip_probes;
 
@@ -219,7 +221,8 @@ struct dcrace_slot {
 struct dcrace_end_snap {
 	bool dentry_stale;	/* nd->path.dentry's d_seq != nd->seq */
 	bool inode_stale;	/* nd->inode != nd->path.dentry->d_inode */
-	bool step_stale;	/* open()'s last step's dentry changed */
+	bool inode_dir;		/* nd->inode is a directory */
+	bool can_lookup;	/* d_can_lookup(nd->path.dentry) */
 	bool name_truncated;
 	unsigned int seq;	/* nd->seq */
 	unsigned int cur;	/* nd->path.dentry's d_seq */
@@ -245,82 +248,7 @@ static inline const struct dcrace_watch *watching(void)
 	return READ_ONCE(dcrace_watch);
 }
 
-/* ---- layout (text.c, exits.c, layout.c): the kernel at hand, at load --- */
-
-/* Longer functions are not searched (ours are well under 2 KiB). */
-#define DCRACE_TEXT_MAX		16384
-
-unsigned long func_start(const char *name, unsigned long *size);
-unsigned long call_site_after(const char *caller, const char *callee);
-unsigned int call_sites_after(const char *caller, const char *callee,
-			      unsigned long *after, unsigned int max);
-unsigned int call_sites_in(unsigned long start, unsigned long size,
-			   const char *callee, unsigned long *after,
-			   unsigned int max);
-
-#define DCRACE_EXITS		8
-#define DCRACE_OPEN_SITES	8
-#define DCRACE_OTHER_CALLERS	4
-#define DCRACE_OPEN_LOOKUPS	4
-
-/* A walk function's text (layout.walk_fns[]): "end=" and try_to_unlazy. */
-enum dcrace_walk_fn_id { WF_LOOKUP, WF_PARENT, WF_OPEN, WF_LINK,
-			 DCRACE_WALK_FNS };
-
-struct dcrace_walk_fn {
-	const char *name;
-	unsigned long start, size;	/* 0: not in this kernel */
-};
-
-#define DCRACE_END_SITES	8
-#define DCRACE_UNLAZY_SITES	8
-
-/* After a call of a walk function returning an int errno. */
-struct dcrace_end_ret {
-	unsigned long addr;
-	enum dcrace_walk_fn_id fn;
-};
-
-const char *walk_fn_name(unsigned long addr);
-
-/* Where a probe at an exit goes (exit mode, exits.c). */
-struct dcrace_exit_at {
-	unsigned long addr;
-	unsigned int pops;	/* return address at sp + pops words */
-	bool in_step;		/* a ret of step_into() */
-};
-
-/*
- * What the load found in the kernel's text, for the configuration asked
- * (fast, late_sites, skip_probes): written once by layout_read(), before
- * any probe is armed, read-only after. 0 where nothing was found.
- */
-struct dcrace_layout {
-	unsigned long wc_lookup_ret;	/* after walk_component's lookup_fast() */
-	unsigned long rcu_site;		/* after lookup_fast's __d_lookup_rcu() */
-	/* every ret of walk_component and step_into, or none */
-	struct dcrace_exit_at exits[DCRACE_EXITS];
-	unsigned int nr_exits;
-	/* after open()'s calls of lookup_fast(), wherever inlined */
-	unsigned long open_lookup_rets[DCRACE_OPEN_LOOKUPS];
-	unsigned int nr_open_lookups;
-	/* after every call of path_openat(), or none */
-	unsigned long open_rets[DCRACE_OPEN_SITES];
-	unsigned int nr_open_rets;
-	/* the walk functions (link_path_walk() is inlined on some builds) */
-	struct dcrace_walk_fn walk_fns[DCRACE_WALK_FNS];
-	/* after the calls of path_lookupat() and path_parentat() */
-	struct dcrace_end_ret end_rets[DCRACE_END_SITES];
-	unsigned int nr_end_rets;
-	/* the walk's own calls of try_to_unlazy() (the call instructions) */
-	unsigned long unlazy_calls[DCRACE_UNLAZY_SITES];
-	unsigned int nr_unlazy_calls;
-};
-
-extern struct dcrace_layout dcrace_layout;
-
-unsigned int exits_read(struct dcrace_exit_at *out);
-void layout_read(void);
+#include "layout.h"
 
 /* ---- report (report.c, trace.h) ----------------------------------------- */
 
@@ -345,9 +273,13 @@ int kill_pre(struct kprobe *p, struct pt_regs *regs);
 /* ---- injection (inject.c) ---------------------------------------------- */
 
 void inject_init(void);
-/* The windows (knob "window"): after the d_seq sample, after a step. */
+/*
+ * The windows (knob "window", a mask): after the d_seq sample, after a
+ * step, and (tests) at a walk's end before its snapshot.
+ */
 #define DCRACE_WINDOW_SAMPLE	1
 #define DCRACE_WINDOW_STEP	2
+#define DCRACE_WINDOW_END	4
 void maybe_inject(unsigned int window);
 int inject_comm_set(const char *buf, size_t len);
 int inject_comm_get(char *buf, size_t size);
@@ -386,6 +318,7 @@ void end_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd);
 void end_judge(struct dcrace_slot *s, long ret, enum dcrace_walk_fn_id fn);
 int end_ret_pre(struct kprobe *p, struct pt_regs *regs);
 int unlazy_pre(struct kprobe *p, struct pt_regs *regs);
+int task_exit_pre(struct kprobe *p, struct pt_regs *regs);
 
 /* ---- core: open()'s last component, other lookups (open.c) ------------- */
 
@@ -501,6 +434,7 @@ unsigned long end_kprobes_missed(void);
 void end_clear(void);
 const char *end_site_name(unsigned int i);
 const char *unlazy_site_name(unsigned int i);
+bool exit_reclaim_armed(void);
 void open_kprobes(struct kprobe **kps, int *n);
 unsigned long open_kprobes_missed(void);
 void open_clear(void);

@@ -68,7 +68,7 @@ bool kill_find(const struct dcrace_kill_key *key, struct dcrace_kill *out)
 		const struct dcrace_kill *k = &set->way[w];
 
 		if (dcrace_kill_matches(&k->key, key,
-					poll_state_synchronize_rcu(k->gp))) {
+					poll_state_synchronize_rcu, k->gp)) {
 			*out = set->way[w];
 			found = true;
 			break;

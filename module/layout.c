@@ -62,21 +62,55 @@ static void open_rets_find(struct dcrace_layout *l)
 }
 
 /*
- * The walk functions, for "end=" and for telling try_to_unlazy()'s calls
- * from the walk itself (link_path_walk(), inlined into the other three on
- * some builds) from complete_walk()'s and the rest.
+ * link_path_walk()'s out-of-line copies, matched by prefix: the name
+ * alone and with gcc's clone suffixes (.part.N, .constprop.N, .isra.N,
+ * one or two of them, N < 2: "link_path_walk.part.0.constprop.0" on our
+ * builds and Debian's). Where the compiler inlined it whole there is
+ * none, and the walk's revalidations are not told from path_openat()'s
+ * (before a create) or complete_walk()'s: none is probed then.
  */
+/* Clone suffix @i (1..6): ".part.0", ".part.1", ".constprop.0", ... */
+static const char *link_suffix(unsigned int i, char *buf, size_t size)
+{
+	static const char * const kinds[] = { "part", "constprop", "isra" };
+
+	if (!i)
+		return "";
+	snprintf(buf, size, ".%s.%u", kinds[(i - 1) / 2], (i - 1) % 2);
+	return buf;
+}
+
+static void link_copies_find(struct dcrace_layout *l)
+{
+	char name[KSYM_NAME_LEN], s1[16], s2[16];
+	struct dcrace_walk_fn *f;
+	unsigned int a, b;
+
+	for (a = 0; a <= 6; a++) {
+		for (b = 0; b <= 6; b++) {
+			/* one suffix of a kind, none after no suffix */
+			if (b && (!a || (a - 1) / 2 == (b - 1) / 2))
+				continue;
+			snprintf(name, sizeof(name), "link_path_walk%s%s",
+				 link_suffix(a, s1, sizeof(s1)),
+				 link_suffix(b, s2, sizeof(s2)));
+			f = &l->link_copies[l->nr_link_copies];
+			f->start = func_start(name, &f->size);
+			if (!f->start)
+				continue;
+			f->name = "link_path_walk";
+			if (++l->nr_link_copies == DCRACE_LINK_COPIES)
+				return;
+		}
+	}
+}
+
+/* The walk functions, for "end=", and link_path_walk()'s copies. */
 static void walk_fns_find(struct dcrace_layout *l)
 {
 	static const char * const names[DCRACE_WALK_FNS] = {
 		[WF_LOOKUP] = "path_lookupat", [WF_PARENT] = "path_parentat",
-		[WF_OPEN] = "path_openat", [WF_LINK] = "link_path_walk",
-	};
-	/* gcc's clones of link_path_walk() seen on our builds and Debian's */
-	static const char * const link_clones[] = {
-		"link_path_walk", "link_path_walk.part.0.constprop.0",
-		"link_path_walk.part.0", "link_path_walk.constprop.0",
-		"link_path_walk.isra.0",
+		[WF_OPEN] = "path_openat",
 	};
 	struct dcrace_walk_fn *f = l->walk_fns;
 	unsigned int i;
@@ -85,8 +119,7 @@ static void walk_fns_find(struct dcrace_layout *l)
 		f[i].name = names[i];
 		f[i].start = func_start(names[i], &f[i].size);
 	}
-	for (i = 0; i < ARRAY_SIZE(link_clones) && !f[WF_LINK].start; i++)
-		f[WF_LINK].start = func_start(link_clones[i], &f[WF_LINK].size);
+	link_copies_find(l);
 }
 
 /*
@@ -105,19 +138,23 @@ static void end_rets_find(struct dcrace_layout *l)
 		{ "do_o_path", WF_LOOKUP }, { "__filename_parentat", WF_PARENT },
 		{ "filename_parentat", WF_PARENT },
 	};
+	unsigned int max = test_end_room ? min_t(unsigned int, test_end_room,
+						 DCRACE_END_SITES) :
+					   DCRACE_END_SITES;
 	unsigned long after[DCRACE_END_SITES];
 	unsigned int i, j, n, room;
 
 	for (i = 0; i < ARRAY_SIZE(calls); i++) {
-		room = DCRACE_END_SITES - l->nr_end_rets;
+		room = max - l->nr_end_rets;
 		n = call_sites_after(calls[i].caller,
 				     l->walk_fns[calls[i].fn].name, after, room);
+		/* the others stay judged; this caller's ends are not */
 		if (n > room) {
-			pr_warn("dcrace: walk ends not judged: %u calls of %s in %s (room for %u)\n",
-				n, l->walk_fns[calls[i].fn].name,
-				calls[i].caller, room);
-			l->nr_end_rets = 0;
-			return;
+			pr_warn("dcrace: walk ends through %s not judged: %u calls of %s, room for %u more\n",
+				calls[i].caller, n,
+				l->walk_fns[calls[i].fn].name, room);
+			l->end_refused[calls[i].fn] = true;
+			continue;
 		}
 		for (j = 0; j < n; j++) {
 			l->end_rets[l->nr_end_rets].addr = after[j];
@@ -127,28 +164,30 @@ static void end_rets_find(struct dcrace_layout *l)
 }
 
 /*
- * The walk's own calls of try_to_unlazy() (in link_path_walk(), wherever
- * inlined): the revalidations before a hard error. A probe on each call
- * instruction costs only when the walk takes that path (an error, or a
- * decision to revalidate), not on every walk as one at the function's
- * entry would (complete_walk() calls it at the end of every walk).
+ * The walk's own calls of try_to_unlazy(), in link_path_walk()'s
+ * out-of-line copies only: the revalidations before a hard error. A probe
+ * on each call instruction costs only when the walk takes that path (an
+ * error, or a decision to revalidate), not on every walk as one at the
+ * function's entry would (complete_walk() calls it at the end of every
+ * walk); path_openat()'s call before a create is not the walk's.
  */
 static void unlazy_calls_find(struct dcrace_layout *l)
 {
 	unsigned long after[DCRACE_UNLAZY_SITES];
+	const struct dcrace_walk_fn *f;
 	unsigned int i, j, n, room;
 
-	for (i = 0; i < DCRACE_WALK_FNS; i++) {
-		if (!l->walk_fns[i].start)
-			continue;
+	if (!l->nr_link_copies)
+		pr_warn("dcrace: link_path_walk() has no out-of-line copy in this kernel: its revalidations are not counted (end_caught stays 0)\n");
+	for (i = 0; i < l->nr_link_copies; i++) {
+		f = &l->link_copies[i];
 		room = DCRACE_UNLAZY_SITES - l->nr_unlazy_calls;
-		n = call_sites_in(l->walk_fns[i].start, l->walk_fns[i].size,
-				  "try_to_unlazy", after, room);
+		n = call_sites_in(f->start, f->size, "try_to_unlazy", after,
+				  room);
 		if (n > room) {
-			pr_warn("dcrace: end_caught not counted: more than %u calls of try_to_unlazy in the walk\n",
-				DCRACE_UNLAZY_SITES);
-			l->nr_unlazy_calls = 0;
-			return;
+			pr_warn("dcrace: end_caught not counted in %ps: %u calls of try_to_unlazy, room for %u more\n",
+				(void *)f->start, n, room);
+			continue;
 		}
 		for (j = 0; j < n; j++)
 			l->unlazy_calls[l->nr_unlazy_calls++] =
@@ -165,6 +204,9 @@ const char *walk_fn_name(unsigned long addr)
 	for (i = 0; i < DCRACE_WALK_FNS; i++)
 		if (addr - l->walk_fns[i].start < l->walk_fns[i].size)
 			return l->walk_fns[i].name;
+	for (i = 0; i < l->nr_link_copies; i++)
+		if (addr - l->link_copies[i].start < l->link_copies[i].size)
+			return l->link_copies[i].name;
 	return "-";
 }
 

@@ -46,6 +46,12 @@ MODULE_PARM_DESC(selftest_break, "test: 1 the load's self-check reads the nameid
 module_param(skip_open_return, bool, 0444);
 MODULE_PARM_DESC(skip_open_return, "test: leave the first of path_openat()'s return sites unprobed, so open() is not judged (default 0)");
 
+module_param(test_miss_returns, bool, 0444);
+MODULE_PARM_DESC(test_miss_returns, "test: the return sites of the walk functions judge nothing, as if the layout had not found them: slots are left to their owners' exit (default 0)");
+
+module_param(test_end_room, uint, 0444);
+MODULE_PARM_DESC(test_end_room, "test: room for fewer return sites of path_lookupat()/path_parentat() than the module has (0: all it has)");
+
 module_param(skip_probes, uint, 0444);
 MODULE_PARM_DESC(skip_probes, "bitmask of probes not to arm (bit = order in \"probes\"; for measuring their cost)");
 
@@ -63,7 +69,7 @@ MODULE_PARM_DESC(times, "delays left, -1 unlimited (default -1)");
 module_param_cb(verbose, &knob_param_ops, &dcrace_knobs[K_VERBOSE], 0444);
 MODULE_PARM_DESC(verbose, "print a report to dmesg per race (0/1, default 0)");
 module_param_cb(window, &knob_param_ops, &dcrace_knobs[K_WINDOW], 0444);
-MODULE_PARM_DESC(window, "windows delayed: 1 after the d_seq sample, 2 after a step ends (before may_lookup()/d_can_lookup()), 3 both (default 1)");
+MODULE_PARM_DESC(window, "windows delayed, a mask: 1 after the d_seq sample, 2 after a step ends (before may_lookup()/d_can_lookup()), 4 at a walk's end before its snapshot (tests) (default 1)");
 module_param_cb(comm, &comm_param_ops, NULL, 0444);
 MODULE_PARM_DESC(comm, "delay only tasks with this comm (default: all)");
 

@@ -96,11 +96,12 @@ int term_pre(struct kprobe *p, struct pt_regs *regs)
 	bool rcu = READ_ONCE(nd->flags) & LOOKUP_RCU;
 	const struct dcrace_watch *w;
 	struct dcrace_slot *s;
-	bool keep = false;
+	bool keep = false, end;
 
 	hit(P_TERM);
 	s = slot_find(current);
-	if (!s && !(rcu && READ_ONCE(end_on)))
+	end = rcu && READ_ONCE(end_on) && knob(K_ENABLED);
+	if (!s && !end)
 		return 0;
 	if (s && s->kind == LK_OPEN) {
 		w = watching();
@@ -112,7 +113,7 @@ int term_pre(struct kprobe *p, struct pt_regs *regs)
 		}
 	}
 	/* the walk gives up in RCU mode: its end is judged at the return */
-	if (rcu && READ_ONCE(end_on)) {
+	if (end) {
 		if (!s)
 			s = slot_claim(current);
 		if (!s) {
@@ -136,7 +137,8 @@ int open_ret_pre(struct kprobe *p, struct pt_regs *regs)
 	void *file = (void *)regs->ax;
 	long ret = IS_ERR(file) ? PTR_ERR(file) : 0;
 
-	if (!s)
+	/* test_miss_returns=1: as if this return were not probed */
+	if (!s || unlikely(test_miss_returns))
 		return 0;
 	end_judge(s, ret, WF_OPEN);
 	if (s->kind != LK_OPEN) {

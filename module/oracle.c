@@ -78,27 +78,48 @@ int dcrace_learn_early_test(int cur, bool stepped, int result,
  * return an error other than -ECHILD only from state its seqcounts still
  * vouch for. -ENOENT is the step oracle's (dcrace_classify(): its NULL
  * inode is judged where it was found); 0 and -ECHILD are no hard error.
- * Stale state behind the error (the dentry the walk stands on changed
- * since nd->seq, nd->inode is no longer its inode, or open()'s last
- * step's dentry changed since its sample) makes it false, whatever the
- * errno: the kernel decided on something that no longer was.
+ *
+ * Each errno is judged by the state it was decided on, read at
+ * terminate_walk(), which may come after the decision: state that moved
+ * in between is not by itself a false error (a rename moves d_seq, and a
+ * walk holding no reference can be preempted). It is false only when
+ * what the decision used contradicts what that state is now:
+ *  - -ENOTDIR: d_can_lookup(nd->path.dentry) said no; false when the
+ *    dentry's d_seq moved and it is a directory now.
+ *  - -EACCES, -EPERM: may_lookup()'s inode_permission() on nd->inode;
+ *    false when nd->inode is no longer the dentry's inode, is no
+ *    directory, and the dentry is one now: MAY_EXEC was checked on a
+ *    file under a name that a walk with references would have entered as
+ *    a directory (the 6.1 bug). A directory inode that was replaced was
+ *    still a directory the walk stood on: unvouched.
+ * Moved without that contradiction: unvouched, counted, never false. Every
+ * other errno (-ELOOP: the link stack; -EXDEV, -EAGAIN: scoped "..",
+ * rename_lock; -EISDIR, -ENAMETOOLONG: the name; ...) is decided on state
+ * this snapshot does not hold: not judged.
  */
 enum dcrace_verdict dcrace_classify_end(const struct dcrace_end_sighting *s)
 {
-	if (!s->result || s->result == -ECHILD || s->result == -ENOENT)
-		return DCRACE_NONE;
-	if (!s->dentry_stale && !s->inode_stale && !s->step_stale)
-		return DCRACE_END_GENUINE;
+	bool moved = s->dentry_stale || s->inode_stale;
+
 	switch (s->result) {
+	case 0:
+	case -ECHILD:
+	case -ENOENT:
+		return DCRACE_NONE;
 	case -ENOTDIR:
-		return DCRACE_FALSE_ENOTDIR;
+		if (s->dentry_stale && s->can_lookup)
+			return DCRACE_FALSE_ENOTDIR;
+		break;
 	case -EACCES:
-		return DCRACE_FALSE_EACCES;
 	case -EPERM:
-		return DCRACE_FALSE_EPERM;
+		if (s->inode_stale && !s->inode_dir && s->can_lookup)
+			return s->result == -EACCES ? DCRACE_FALSE_EACCES :
+						      DCRACE_FALSE_EPERM;
+		break;
 	default:
-		return DCRACE_FALSE_ERROR;
+		return DCRACE_END_NOT_JUDGED;
 	}
+	return moved ? DCRACE_END_UNVOUCHED : DCRACE_END_GENUINE;
 }
 
 /*
@@ -170,10 +191,12 @@ const char *dcrace_verdict_name(enum dcrace_verdict v)
 		return "false_eacces";
 	case DCRACE_FALSE_EPERM:
 		return "false_eperm";
-	case DCRACE_FALSE_ERROR:
-		return "false_error";
 	case DCRACE_END_CAUGHT:
 		return "end_caught";
+	case DCRACE_END_UNVOUCHED:
+		return "end_unvouched";
+	case DCRACE_END_NOT_JUDGED:
+		return "end_not_judged";
 	case NR_DCRACE_VERDICTS:
 		break;
 	}
@@ -191,5 +214,5 @@ bool dcrace_verdict_is_race(enum dcrace_verdict v)
 bool dcrace_verdict_is_false_error(enum dcrace_verdict v)
 {
 	return v == DCRACE_FALSE_ENOTDIR || v == DCRACE_FALSE_EACCES ||
-	       v == DCRACE_FALSE_EPERM || v == DCRACE_FALSE_ERROR;
+	       v == DCRACE_FALSE_EPERM;
 }

@@ -292,6 +292,9 @@ static struct dcrace_end_site end_sites[DCRACE_END_SITES];
 static unsigned int nr_end_sites;
 static struct dcrace_end_site unlazy_sites[DCRACE_UNLAZY_SITES];
 static unsigned int nr_unlazy_sites;
+/* do_exit(): the slots of exiting tasks reclaimed (end.c) */
+static struct kprobe exit_kp;
+static bool exit_armed;
 
 /* A kprobe at @addr, its handler @pre, named; false if refused. */
 static bool end_site_arm(struct dcrace_end_site *st, unsigned long addr,
@@ -339,7 +342,12 @@ int end_arm(void)
 			nr_unlazy_sites++;
 	}
 	if (!nr_unlazy_sites)
-		pr_warn("dcrace: no call of try_to_unlazy() found in the walk; end_caught stays 0\n");
+		pr_warn("dcrace: no call of try_to_unlazy() probed in link_path_walk(); end_caught stays 0\n");
+	exit_kp.symbol_name = "do_exit";
+	exit_kp.pre_handler = task_exit_pre;
+	exit_armed = !register_kprobe(&exit_kp);
+	if (!exit_armed)
+		pr_warn("dcrace: no probe on do_exit(): slots of exiting tasks are not reclaimed\n");
 	WRITE_ONCE(end_on, true);
 	return 0;
 }
@@ -363,12 +371,15 @@ void end_kprobes(struct kprobe **kps, int *n)
 {
 	kps_add(kps, n, end_sites, nr_end_sites);
 	kps_add(kps, n, unlazy_sites, nr_unlazy_sites);
+	if (exit_armed)
+		kps[(*n)++] = &exit_kp;
 }
 
 unsigned long end_kprobes_missed(void)
 {
 	return kps_missed(end_sites, nr_end_sites) +
-	       kps_missed(unlazy_sites, nr_unlazy_sites);
+	       kps_missed(unlazy_sites, nr_unlazy_sites) +
+	       (exit_armed ? exit_kp.nmissed : 0);
 }
 
 /* After disarm_all(): forget everything. */
@@ -379,6 +390,14 @@ void end_clear(void)
 	nr_end_sites = 0;
 	memset(unlazy_sites, 0, sizeof(unlazy_sites));
 	nr_unlazy_sites = 0;
+	memset(&exit_kp, 0, sizeof(exit_kp));
+	exit_armed = false;
+}
+
+/* "probes": is do_exit() probed (the slots of exiting tasks reclaimed)? */
+bool exit_reclaim_armed(void)
+{
+	return exit_armed;
 }
 
 /* "probes": the walk functions' return site @i, NULL past the last. */

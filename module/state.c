@@ -48,6 +48,8 @@ bool extra_probes;
 bool late_sites;
 unsigned int selftest_break;
 bool skip_open_return;
+bool test_miss_returns;
+unsigned int test_end_room;
 unsigned int skip_probes;
 
 /* The modes (internal.h). */

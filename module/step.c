@@ -105,7 +105,7 @@ struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 	/* still set: the last step's return probe did not run (missed) */
 	if (s->ret_site)
 		cnt_inc(C_STEP_LOST);
-	/* a walk end whose return was not probed (path_mountpoint()...) */
+	/* a walk end whose return was not probed (a caller not found) */
 	if (s->end_pending)
 		cnt_inc(C_END_UNJUDGED);
 	s->valid = false;

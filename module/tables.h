@@ -50,9 +50,11 @@ DCRACE_COUNTER(C_END_CAUGHT,     "end_caught")
 DCRACE_COUNTER(C_FALSE_ENOTDIR,  "false_enotdir")
 DCRACE_COUNTER(C_FALSE_EACCES,   "false_eacces")
 DCRACE_COUNTER(C_FALSE_EPERM,    "false_eperm")
-DCRACE_COUNTER(C_FALSE_ERROR,    "false_error")
 DCRACE_COUNTER(C_FALSE_ENOENT_SEQ, "false_enoent_seq_unchanged")
 DCRACE_COUNTER(C_END_UNJUDGED,   "end_unjudged")
+DCRACE_COUNTER(C_END_UNVOUCHED,  "end_unvouched")
+DCRACE_COUNTER(C_END_NOT_JUDGED, "end_not_judged")
+DCRACE_COUNTER(C_SLOTS_RECLAIMED, "slots_reclaimed")
 #undef DCRACE_COUNTER
 #endif
 
@@ -64,7 +66,7 @@ DCRACE_KNOB(K_PROBABILITY, "probability", 0,  100,     100)
 DCRACE_KNOB(K_INTERVAL,    "interval",    1,  INT_MAX, 1)
 DCRACE_KNOB(K_TIMES,       "times",       -1, INT_MAX, -1)
 DCRACE_KNOB(K_VERBOSE,     "verbose",     0,  1,       0)
-/* which windows delay_us widens: 1 after the sample, 2 after a step, 3 */
-DCRACE_KNOB(K_WINDOW,      "window",      1,  3,       1)
+/* which windows delay_us widens (a mask): 1 sample, 2 step, 4 walk end */
+DCRACE_KNOB(K_WINDOW,      "window",      1,  7,       1)
 #undef DCRACE_KNOB
 #endif

@@ -90,7 +90,7 @@ def overhead_script(secs, rounds, probe_rounds, settle, ab=None):
         "mod() { r=$1; p=$2; shift 2; insmod $ko $p || exit 1; sleep %d; run $r \"$@\"; "
         "rmmod dcrace || exit 1; }" % settle,
         "insmod $ko || exit 1",
-        "probes=$(grep -v '^#' %s/probes | grep -Ev '^(walk_return|walk_exit|lookup_caller|open_return|end_return|unlazy_call|walk_end) ' | awk '{print $1 \":\" $4}' | tr '\\n' ' ')"
+        "probes=$(grep -v '^#' %s/probes | grep -Ev '^(walk_return|walk_exit|lookup_caller|open_return|end_return|unlazy_call|slot_reclaim|walk_end) ' | awk '{print $1 \":\" $4}' | tr '\\n' ' ')"
         % DEBUGFS,
         "rmmod dcrace || exit 1",
         "echo \"DCRACE-PROBES $probes\"",

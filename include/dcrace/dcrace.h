@@ -27,8 +27,11 @@ enum dcrace_verdict {
 	DCRACE_FALSE_ENOTDIR,	/* from stale state: a false error */
 	DCRACE_FALSE_EACCES,
 	DCRACE_FALSE_EPERM,
-	DCRACE_FALSE_ERROR,	/* another errno */
 	DCRACE_END_CAUGHT,	/* stale, revalidated: the walk left RCU mode */
+	DCRACE_END_UNVOUCHED,	/* state moved, not in a way that makes the
+				 * errno: neither genuine nor false
+				 */
+	DCRACE_END_NOT_JUDGED,	/* an errno decided on other state */
 	NR_DCRACE_VERDICTS
 };
 
@@ -55,13 +58,15 @@ enum dcrace_verdict dcrace_classify(const struct dcrace_sighting *s);
 /*
  * What the oracle is told about the end of an RCU walk (terminate_walk()
  * with LOOKUP_RCU set, the walk function's result): whether the state the
- * walk decided on still is what its seqcounts vouch for.
+ * walk decided on still is what its seqcounts vouch for, and what that
+ * state is now.
  */
 struct dcrace_end_sighting {
 	int result;		/* the walk function's errno */
 	bool dentry_stale;	/* nd->path.dentry's d_seq != nd->seq */
 	bool inode_stale;	/* nd->inode != nd->path.dentry->d_inode */
-	bool step_stale;	/* the open step's dentry: d_seq != sample */
+	bool inode_dir;		/* nd->inode is a directory */
+	bool can_lookup;	/* d_can_lookup(nd->path.dentry) now */
 };
 
 enum dcrace_verdict dcrace_classify_end(const struct dcrace_end_sighting *s);
@@ -176,8 +181,8 @@ static inline bool dcrace_kill_key_eq(const struct dcrace_kill_key *a,
  * repeats across lifetimes at a recycled address (a pruned name looked up
  * again can get the same address, parent, hash and d_seq); a dentry is
  * freed only after an RCU grace period, so a record whose grace period
- * has elapsed (@gp_elapsed: poll_state_synchronize_rcu() on the cookie
- * the kill took, checked inside the walker's RCU section) is an earlier
+ * has elapsed (@gp_elapsed: poll_state_synchronize_rcu(), on the cookie
+ * @gp the kill took, checked inside the walker's RCU section) is an earlier
  * lifetime's. A kill in this lifetime cannot have a grace period elapsed
  * while the walker, which found the dentry in a hash chain before or
  * while it was unhashed, is still in its section. No clock, no d_seq
@@ -185,9 +190,11 @@ static inline bool dcrace_kill_key_eq(const struct dcrace_kill_key *a,
  */
 static inline bool dcrace_kill_matches(const struct dcrace_kill_key *rec,
 				       const struct dcrace_kill_key *want,
-				       bool gp_elapsed)
+				       bool (*gp_elapsed)(unsigned long),
+				       unsigned long gp)
 {
-	return dcrace_kill_key_eq(rec, want) && !gp_elapsed;
+	/* the key first: the grace period is polled for a match only */
+	return dcrace_kill_key_eq(rec, want) && !gp_elapsed(gp);
 }
 
 /*

@@ -7,24 +7,37 @@
  * A dcrace.ko that kept the good open's step (a path_openat() return it
  * did not probe) would judge the pruned, freed dentry there.
  *
- * Usage: openat-notdir FILE LOOPS
+ * With a third argument "negative" the opens are of FILE.neg, which does
+ * not exist: the second of each pair finds its negative dentry in RCU
+ * mode and fails there (ENOENT), so open()'s step is kept for
+ * path_openat()'s return; a dcrace.ko that missed that return (its test
+ * knob test_miss_returns=1) holds the negative dentry in its slot when
+ * openat(file_fd, "x") ends the next walk in RCU mode.
+ *
+ * Usage: openat-notdir FILE LOOPS [negative]
  * Prints "OPENAT-NOTDIR loops=N good=N enotdir=N"; exit 0 when every
- * good open succeeded and every openat(file_fd, "x") failed with ENOTDIR.
+ * good open succeeded (negative: failed with ENOENT) and every
+ * openat(file_fd, "x") failed with ENOTDIR.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
 {
-	int drop, filefd, fd, i, j, loops, good = 0, enotdir = 0;
+	int drop, filefd, fd, i, j, loops, good = 0, enotdir = 0, neg;
+	char path[4096];
 
-	if (argc != 3 || (loops = atoi(argv[2])) <= 0) {
-		fprintf(stderr, "usage: openat-notdir FILE LOOPS\n");
+	if (argc < 3 || argc > 4 || (loops = atoi(argv[2])) <= 0 ||
+	    (argc == 4 && strcmp(argv[3], "negative"))) {
+		fprintf(stderr, "usage: openat-notdir FILE LOOPS [negative]\n");
 		return 2;
 	}
+	neg = argc == 4;
+	snprintf(path, sizeof(path), "%s%s", argv[1], neg ? ".neg" : "");
 	fd = open(argv[1], O_WRONLY | O_CREAT, 0644);
 	drop = open("/proc/sys/vm/drop_caches", O_WRONLY);
 	filefd = open("/dev/null", O_RDONLY);
@@ -38,14 +51,14 @@ int main(int argc, char **argv)
 		perror("openat-notdir: drop_caches 4");
 	for (i = 0; i < loops; i++) {
 		/* the first after a prune misses the dcache, the second not */
-		fd = openat(AT_FDCWD, argv[1], O_RDONLY);
+		fd = openat(AT_FDCWD, path, O_RDONLY);
 		if (fd >= 0)
 			close(fd);
-		fd = openat(AT_FDCWD, argv[1], O_RDONLY);
-		if (fd >= 0) {
-			good++;
+		fd = openat(AT_FDCWD, path, O_RDONLY);
+		if (fd >= 0)
 			close(fd);
-		}
+		if (neg ? fd < 0 && errno == ENOENT : fd >= 0)
+			good++;
 		/* twice: the first pass only ages a recently used dentry */
 		for (j = 0; j < 2; j++)
 			if (pwrite(drop, "2", 1, 0) != 1)
