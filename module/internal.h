@@ -248,6 +248,12 @@ static inline const struct dcrace_watch *watching(void)
 	return READ_ONCE(dcrace_watch);
 }
 
+/* test_miss_returns=1 (tests): return probes ignore the walk, after load */
+static inline bool miss_return(void)
+{
+	return unlikely(test_miss_returns) && !watching();
+}
+
 #include "layout.h"
 
 /* ---- report (report.c, trace.h) ----------------------------------------- */

@@ -21,7 +21,7 @@ s() { echo "\$(sed -n 's/^$1: //p' $D/stats)"; }
 # o LOG KEY: the last value the guest printed after "DCRACE-O KEY "
 o() { sed -n "s/^DCRACE-O $2 //p" "$1" | tail -n 1; }
 
-for k in unfixed 6.12/unfixed; do
+for k in ${DCRACE_END_KERNELS:-unfixed 6.12/unfixed}; do
 	log=$T_RESULTS/end-rules-${k//\//-}.log
 	rc=0
 	"$HS/run-guest" -q --kernel "$k" --timeout 600 --log "$log" \
