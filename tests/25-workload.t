@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 43
+plan 50
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -23,6 +23,36 @@ rc=0
 gcc -shared -fPIC -Wall -Wextra -Werror -o "$so" "$ROOT/tests/workload/fault.c" -ldl 2>"$tmp/cc.log" || rc=$?
 diag "$(cat "$tmp/cc.log")"
 ok "$rc" "the fault shim builds"
+
+# The workload's files call only downward: the mode (mutate.c) calls the
+# tree's helpers (tree.c), never the other way; no cycle of references
+# between the files (A -> B when A.o uses a symbol B.o defines, nm).
+mkdir "$tmp/obj"
+for f in "$ROOT"/guest/workload/*.c; do
+	gcc -O2 -pthread -c -o "$tmp/obj/$(basename "$f" .c).o" "$f"
+done
+for o in "$tmp"/obj/*.o; do
+	nm "$o" | awk -v f="$(basename "$o" .o)" '$1 == "U" { print "U", f, $2; next }
+		NF == 3 && $2 ~ /^[A-Z]$/ { print "D", f, $3 }'
+done >"$tmp/syms"
+n=$(python3 - "$tmp/syms" <<'PY'
+import sys
+defs, g = {}, {}
+lines = [l.split() for l in open(sys.argv[1])]
+for k, f, s in lines:
+    g.setdefault(f, set())
+    if k == "D":
+        defs[s] = f
+for k, f, s in lines:
+    if k == "U" and s in defs and defs[s] != f:
+        g[f].add(defs[s])
+def reach(a, b, seen):
+    return a == b or any(reach(c, b, seen) for c in g[a] - seen if not seen.add(c))
+cyc = sorted("%s<->%s" % (a, b) for a in g for b in g[a] if a < b and reach(b, a, set()))
+print("tree->" + ",".join(sorted(g.get("tree", ()))), "cycles:" + (",".join(cyc) or "none"))
+PY
+)
+ok "$([[ $n == *"cycles:none" && $n != *tree-\>*mutate* ]]; echo $?)" "the workload's files: tree.c calls no mode's code, no cycle between files ($n)"
 
 # jget FILE EXPR: a Python expression over the result JSON `r` (or the
 # error's last line).
@@ -228,6 +258,33 @@ env "${fault[@]}" "$wl" --dir "$tmp/mut" --mode mutate --quiet --threads 1 --dur
 n=$(jget "$tmp/fe.out" '[r["false_errors"], r["false_enoent"], [(p["op"], p["errno"], p["path"].endswith("/m00/y")) for p in r["paths"]][:2], len(r["paths"]), r["paths_dropped"], r["first_false_error_s"] is not None, r["first_false_enoent_s"]]')
 ok "$([[ $n == "[{'EACCES': 5}, 0, [('stat', 'EACCES', True), ('stat', 'EACCES', True)], 5, 0, True, None]" ]]; echo $?)" \
 	"mutate: an EACCES on m00/y as root is a false error: listed with errno EACCES, counted in false_errors, not as ENOENT ($n)"
+# --rename-locked: a thread renames locked to locked.r and back; locked/y
+# may then give ENOENT too (renamed away), allowed, with --uid or without
+# (as root: 0 or ENOENT). Every outcome counted per path; the renamer ends
+# with locked in place; a setup removes a leftover locked.r.
+mkdir -p "$tmp/mut/locked.r" && : >"$tmp/mut/locked.r/y"
+"$wl" "${mut[@]}" --max-syscalls 50000 --uid 65534 --rename-locked >"$tmp/ren.out" 2>"$tmp/ren.err" || true
+diag "$(cat "$tmp/ren.err")"
+n=$(jget "$tmp/ren.out" '[r["rename_locked"], r["locked_renames"] > 100, r["false_errors"], r["other_errors"], r["allowed"]["locked/y"], sorted(r["outcomes_by_path"]["locked/y"])]')
+ok "$([[ $n == "[True, True, {}, 0, ['ENOENT', 'EACCES'], ['EACCES', 'ENOENT']]" ]]; echo $?)" \
+	"--rename-locked --uid 65534: locked renamed to and fro, locked/y gives EACCES and ENOENT, both allowed, 0 false errors ($n; $(jget "$tmp/ren.out" 'r["outcomes_by_path"]["locked/y"], r["locked_renames"]'))"
+n=$({ stat -c '%F %a %u' "$tmp/mut/locked" && ls "$tmp/mut"; } 2>&1 | tr '\n' ' ' || true)
+ok "$([[ $n == "directory 700 0 locked m00 m01 " ]]; echo $?)" "--rename-locked: the renamer ends with locked in place, the leftover locked.r removed by the setup ($n)"
+"$wl" "${mut[@]}" --no-setup --max-syscalls 50000 --rename-locked >"$tmp/ren0.out" 2>"$tmp/ren0.err" || true
+n=$(jget "$tmp/ren0.out" '[r["uid"], r["false_errors"], r["allowed"]["locked/y"], sorted(r["outcomes_by_path"]["locked/y"])]')
+ok "$([[ $n == "[None, {}, ['0', 'ENOENT'], ['0', 'ENOENT']]" ]]; echo $?)" "--rename-locked as root: locked/y walked, 0 and ENOENT, allowed ($n)"
+rc=0
+"$wl" --mode stat --rename-locked >/dev/null 2>"$tmp/err" || rc=$?
+ok "$([[ $rc == 2 ]] && grep -q -- '--rename-locked is for --mode mutate' "$tmp/err"; echo $?)" "--rename-locked outside mode mutate: usage error (got $rc: $(cat "$tmp/err"))"
+# A false success: a call that succeeds where no state allows it (here
+# the 0700 directory made searchable behind the workload's back, so a
+# --uid walker reads locked/y): listed with errno "0", counted in
+# false_errors["0"] (the harness's false_success).
+chmod 755 "$tmp/mut/locked"
+"$wl" "${mut[@]}" --no-setup --uid 65534 --max-syscalls 2000 --max-paths 5 >"$tmp/fs.out" 2>"$tmp/fs.err" || true
+chmod 700 "$tmp/mut/locked"
+n=$(jget "$tmp/fs.out" '[list(r["false_errors"]), r["false_errors"]["0"] > 0, sorted(set((p["errno"], p["path"].endswith("/locked/y")) for p in r["paths"]))]')
+ok "$([[ $n == "[['0'], True, [('0', True)]]" ]]; echo $?)" "a --uid walker that reads locked/y: a false success, listed with errno 0 ($n)"
 rc=0
 "$wl" --mode stat --uid 65534 >/dev/null 2>"$tmp/err" || rc=$?
 ok "$([[ $rc == 2 ]] && grep -q -- '--mutators and --uid are for --mode mutate' "$tmp/err"; echo $?)" "--uid outside mode mutate: usage error (got $rc: $(cat "$tmp/err"))"
@@ -235,8 +292,12 @@ mkdir -m 700 "$tmp/priv"
 rc=0
 "$wl" --dir "$tmp/priv/m" --mode mutate --quiet --duration 1 --uid 65534 >/dev/null 2>"$tmp/err" || rc=$?
 ok "$([[ $rc == 1 ]] && grep -q -- '--uid 65534 cannot search' "$tmp/err"; echo $?)" "--uid N that cannot search --dir: the workload's own error, exit 1 (got $rc: $(cat "$tmp/err"))"
-n=$("$wl" --help | grep -c -- '--mode stat|open|cp|mutate\|--mutators N\|--uid N' || true)
-ok "$([[ $n == 3 ]]; echo $?)" "--help documents --mode mutate, --mutators, --uid ($n)"
+n=$("$wl" --help | grep -c -- '--mode stat|open|cp|mutate\|--mutators N\|--uid N\|--rename-locked' || true)
+ok "$([[ $n == 4 ]]; echo $?)" "--help documents --mode mutate, --mutators, --uid, --rename-locked ($n)"
+# docs/design.md says the defaults --help says.
+d=$(sed -n 's/.*`--mutators K` (default \([0-9]*\)).*/\1/p' "$ROOT/docs/design.md")
+h=$("$wl" --help | sed -n '/--mutators N/,/default/s/.*(default \([0-9]*\)).*/\1/p')
+ok "$([[ -n $d && $d == "$h" ]]; echo $?)" "docs/design.md's --mutators default is the workload's (design.md ${d:-none}, --help ${h:-none})"
 
 # 6. Behaviour of the old single-file workload kept: usage errors exit 2.
 rc=0

@@ -211,7 +211,10 @@ int main(int argc, char **argv)
 		return 1;
 
 	t0 = mono_now();
-	prepare_tree();
+	if (cfg.mode == MODE_MUTATE)
+		mutate_prepare();
+	else
+		prepare_tree();
 	if (!cfg.quiet)
 		fprintf(stderr, PROG ": %s tree in %s: %.3fs\n",
 			cfg.no_setup ? "checked" : "created",

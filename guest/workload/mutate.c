@@ -11,12 +11,15 @@
  * the directory mNN (holding y) renamed to mNN.t and back (gone, then
  * back). The walkers (dcr-walk; --uid N: that uid and gid, this thread
  * only) stat or open mNN/y and mNN, and with --uid the static
- * locked/y under a 0700 root-owned directory. Every state a walker can
- * see is one of: mNN a file, missing, a directory with or without y. So
- * per path (mutate_allowed()):
+ * locked/y under a 0700 root-owned directory, which --rename-locked
+ * renames to locked.r and back (rename.c; the walkers then walk locked/y
+ * with or without --uid). Every state a walker can see is one of: mNN a
+ * file, missing, a directory with or without y; locked there or renamed
+ * away. So per path (mutate_allowed()):
  *	mNN/y		0, ENOENT, ENOTDIR
  *	mNN		0, ENOENT
- *	locked/y	EACCES (--uid N > 0), 0 (--uid 0)
+ *	locked/y	EACCES (--uid N > 0), 0 (--uid 0 or root); ENOENT
+ *			too with --rename-locked
  * for every call (stat, lstat, open O_RDONLY, openat). Any other errno
  * is a user-visible false error, listed in "paths" with its errno; no
  * verifying lookup is needed (nor made).
@@ -57,8 +60,15 @@ static bool mutate_allowed(enum mut_kind kind, int err)
 	case MK_M:
 		return err == 0 || err == ENOENT;
 	default:
-		return err == (cfg.uid > 0 ? EACCES : 0);
+		return err == (cfg.uid > 0 ? EACCES : 0) ||
+		       (cfg.rename_locked && err == ENOENT);
 	}
+}
+
+/* Do the walkers walk locked/y? With --uid or --rename-locked. */
+static bool walks_locked(void)
+{
+	return cfg.uid >= 0 || cfg.rename_locked;
 }
 
 static void mutator_paths(struct mutator *m)
@@ -197,7 +207,10 @@ static void *mutator_main(void *arg)
 	return NULL;
 }
 
-/* Starts the mutators (they wait at the gate): 0, or the error. */
+/*
+ * Starts the mutators and the renamer (they wait at the gate): 0, or the
+ * error.
+ */
 int mutate_start(long *created)
 {
 	long i;
@@ -206,6 +219,9 @@ int mutate_start(long *created)
 	*created = 0;
 	if (cfg.mode != MODE_MUTATE)
 		return 0;
+	err = rename_start(created);
+	if (err)
+		return err;
 	mutators = xcalloc((size_t)cfg.mutators, sizeof(*mutators));
 	for (i = 0; i < cfg.mutators; i++) {
 		struct mutator *m = alloc_aligned(sizeof(*m));
@@ -223,11 +239,15 @@ int mutate_start(long *created)
 	return 0;
 }
 
-/* Joins the mutators; their mutations and errors into R (if any). */
+/*
+ * Joins the mutators and the renamer; their mutations and errors into R
+ * (if any).
+ */
 void mutate_join(struct result *r)
 {
 	long i;
 
+	rename_join(r);
 	for (i = 0; mutators && i < cfg.mutators; i++) {
 		struct mutator *m = mutators[i];
 
@@ -277,14 +297,16 @@ static void verify_component(const char *path)
 }
 
 /*
- * The tree of mode mutate: the files mNN, and locked/y in a 0700
- * directory owned by root (when run as root).
+ * The tree of mode mutate (or, with --no-setup, its check): the files
+ * mNN, and locked/y in a 0700 directory owned by root (when run as root).
  */
 void mutate_prepare(void)
 {
 	char path[PATH_MAX];
 	long i;
 
+	if (!cfg.no_setup)
+		make_base_dir();
 	for (i = 0; i < cfg.mutators; i++) {
 		fmt_path(path, sizeof(path), "%s/m%02ld", cfg.dir, i);
 		errno = 0;
@@ -293,6 +315,8 @@ void mutate_prepare(void)
 		else
 			prepare_component(i);
 	}
+	if (!cfg.no_setup)
+		rename_cleanup();
 	fmt_path(path, sizeof(path), "%s/locked", cfg.dir);
 	if (!cfg.no_setup) {
 		make_tree_dir(path, 0700);
@@ -301,10 +325,12 @@ void mutate_prepare(void)
 	}
 	fmt_path(path, sizeof(path), "%s/locked/y", cfg.dir);
 	errno = 0;
-	if (cfg.no_setup)
+	if (cfg.no_setup) {
 		verify_component(path);
-	else
-		make_file(path, "", 0, 0644);
+		return;
+	}
+	make_file(path, "", 0, 0644);
+	sync();
 }
 
 /*
@@ -340,7 +366,7 @@ int walker_drop_privileges(void)
 /* A walker's next path: its kind, written into PATH. */
 static enum mut_kind pick_path(struct worker *w, char *path, size_t size)
 {
-	unsigned int n = (unsigned int)(2 * cfg.mutators + (cfg.uid >= 0));
+	unsigned int n = (unsigned int)(2 * cfg.mutators + walks_locked());
 	unsigned int p = rng_below(&w->rng, n);
 
 	if (p >= 2 * cfg.mutators) {
@@ -404,7 +430,7 @@ static void allowed_json(FILE *f)
 	int k, e;
 
 	fputs(",\"allowed\":{", f);
-	for (k = 0; k < NKINDS - (cfg.uid < 0); k++) {
+	for (k = 0; k < NKINDS - !walks_locked(); k++) {
 		bool first = true;
 
 		fprintf(f, "%s\"%s\":[", k ? "," : "", kind_names[k]);
@@ -431,6 +457,8 @@ void mutate_json(FILE *f, const struct result *r)
 		fprintf(f, "%ld", cfg.uid);
 	else
 		fputs("null", f);
+	fprintf(f, ",\"rename_locked\":%s,\"locked_renames\":%" PRIu64,
+		cfg.rename_locked ? "true" : "false", r->locked_renames);
 	allowed_json(f);
 	fputs(",\"outcomes\":{", f);
 	for (i = 0; i < NOPS; i++) {

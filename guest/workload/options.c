@@ -41,6 +41,9 @@ static void usage(FILE *f)
 "  --uid N                  mutate: walkers run as uid and gid N, 0..2^31-1\n"
 "                           (each thread alone; mutators stay root) and\n"
 "                           also walk locked/y (a 0700 root directory)\n"
+"  --rename-locked          mutate: a thread renames locked to locked.r and\n"
+"                           back as fast as it can (locked/y may then give\n"
+"                           ENOENT); the walkers walk locked/y\n"
 "  --threads N              walker/copier threads, 1..64 (default 2)\n"
 "  --pruner drop_caches|pressure|none\n"
 "                           (default drop_caches, none in mode mutate;\n"
@@ -157,7 +160,7 @@ enum {
 	OPT_DIRS, OPT_FILES, OPT_PIN_DIRS, OPT_CACHE_PRESSURE, OPT_MAXPATHS,
 	OPT_MAXSYSCALLS, OPT_SETUP_ONLY, OPT_NO_SETUP,
 	OPT_QUIET, OPT_STOP_FIRST, OPT_NICE, OPT_MIX, OPT_MUTATORS, OPT_UID,
-	OPT_HELP,
+	OPT_RENAME_LOCKED, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -185,6 +188,7 @@ static const struct option long_opts[] = {
 	{ "mix",		required_argument, NULL, OPT_MIX },
 	{ "mutators",		required_argument, NULL, OPT_MUTATORS },
 	{ "uid",		required_argument, NULL, OPT_UID },
+	{ "rename-locked",	no_argument,	   NULL, OPT_RENAME_LOCKED },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -307,6 +311,9 @@ static void parse_option(int c, char **argv)
 	case OPT_STOP_FIRST:
 		cfg.stop_first = true;
 		break;
+	case OPT_RENAME_LOCKED:
+		cfg.rename_locked = true;
+		break;
 	case OPT_MIX:
 		parse_mix(optarg);
 		break;
@@ -342,6 +349,8 @@ static void finish_mutate(void)
 	if (cfg.mode != MODE_MUTATE) {
 		if (cfg.mutators || cfg.uid >= 0)
 			usage_error("--mutators and --uid are for --mode mutate");
+		if (cfg.rename_locked)
+			usage_error("--rename-locked is for --mode mutate");
 		return;
 	}
 	if (cfg.dirs || cfg.files || cfg.pin_dirs >= 0)

@@ -168,16 +168,20 @@ static void verify_tree(void)
 	}
 }
 
-/* Makes the tree (or, with --no-setup, checks it); exits on failure. */
+/* The base directory --dir, with its parents (mkdir -p). */
+void make_base_dir(void)
+{
+	mkdir_parents(cfg.dir);
+}
+
+/*
+ * Makes the walk or cp tree (or, with --no-setup, checks it); exits on
+ * failure. Mode mutate makes its own (mutate_prepare()), with the helpers
+ * above.
+ */
 void prepare_tree(void)
 {
-	if (cfg.mode == MODE_MUTATE) {
-		if (!cfg.no_setup)
-			mkdir_parents(cfg.dir);
-		mutate_prepare();
-		if (!cfg.no_setup)
-			sync();
-	} else if (cfg.no_setup) {
+	if (cfg.no_setup) {
 		verify_tree();
 	} else {
 		mkdir_parents(cfg.dir);

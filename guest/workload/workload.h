@@ -23,6 +23,7 @@
  *	record.c	a worker's counts: false ENOENTs, other errors
  *	walk.c		stat/open walkers
  *	mutate.c	mutate mode: mutators, its walkers, truth by construction
+ *	rename.c	mutate mode's --rename-locked: the locked directory renamed
  *	cp.c		cp mode: copy the source tree, remove the copy
  *	prune.c		pruners (drop_caches, memory pressure), sysctls
  *	result.c	progress lines, summing up, the result JSON
@@ -96,7 +97,7 @@ enum walk_op { OP_STAT, OP_LSTAT, OP_OPEN, OP_OPENAT, NOPS };
 
 /*
  * Mode mutate's paths, by what a consistent state allows (mutate.c):
- * mNN/y, mNN, and with --uid the static locked/y.
+ * mNN/y, mNN, and with --uid or --rename-locked locked/y.
  */
 enum mut_kind { MK_Y, MK_M, MK_LOCKED, NKINDS };
 
@@ -133,6 +134,7 @@ struct config {
 	bool pruner_set;
 	long mutators;		/* mode mutate: mutated components */
 	long uid;		/* mode mutate: the walkers' uid/gid; -1 none */
+	bool rename_locked;	/* mode mutate: locked renamed to and fro */
 };
 
 extern struct config cfg;
@@ -214,6 +216,7 @@ struct result {
 	uint64_t prunes;
 	uint64_t prune_errors;
 	uint64_t mutations;
+	uint64_t locked_renames;
 	double first_false_t;	/* < 0: none */
 	double first_enoent_t;	/* < 0: none */
 	const char *first_err;
@@ -296,7 +299,8 @@ static inline size_t errno_slot(int err)
 /* options.c */
 void parse_args(int argc, char **argv);
 
-/* tree.c */
+/* tree.c: the tree's helpers (it calls no mode's code) */
+void make_base_dir(void);
 void prepare_tree(void);
 void pin_dirs(void);
 void __attribute__((noreturn)) setup_fail(const char *what, const char *path,
@@ -333,6 +337,11 @@ int walker_drop_privileges(void);
 void mutate_walk_loop(struct worker *w);
 void mutate_json(FILE *f, const struct result *r);
 void errno_counts_json(FILE *f, const uint64_t *counts);
+
+/* rename.c */
+void rename_cleanup(void);
+int rename_start(long *created);
+void rename_join(struct result *r);
 
 /* cp.c */
 void copy_loop(struct worker *w);
