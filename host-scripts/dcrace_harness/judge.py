@@ -329,8 +329,8 @@ def evidence(kernel, s):
         for e in EVIDENCE_ERRNOS:
             if not s["end_caught_walkers"].get(e):
                 missing.append("end_caught %s of the walkers 0 (dcrace.ko's end_caught events of "
-                               "the workload's walker threads; the injection's window=2 widens "
-                               "it)" % e)
+                               "the workload's walker threads, a window the injection's "
+                               "window=2 widens)" % e)
         unreached = states_unreached(s)
         if unreached:
             missing.append("states of the truth table not met: %s" % ", ".join(unreached))
