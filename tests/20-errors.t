@@ -51,8 +51,8 @@ expect_error "run-guest --kernel without a value" "$EX_USAGE" '^run-guest: error
 	"$HS/run-guest" -q --kernel
 expect_error "build-module --tree without a value" "$EX_USAGE" '^build-module: error: --tree needs a value' \
 	"$HS/build-module" --tree
-expect_error "soak --seconds without a value" "$EX_USAGE" '^soak: error: --seconds needs a value' \
-	"$HS/soak" --seconds
+expect_error "soak --syscalls without a value" "$EX_USAGE" '^soak: error: --syscalls needs a value' \
+	"$HS/soak" --syscalls
 
 # An unknown kernel name is a usage error before any guest boots (a fake
 # run-guest that marks a boot); a kernel path that does not exist is for

@@ -295,7 +295,7 @@ ok "$([[ $rc == 1 ]] && grep -q -- '--uid 65534 cannot search' "$tmp/err"; echo 
 n=$("$wl" --help | grep -c -- '--mode stat|open|cp|mutate\|--mutators N\|--uid N\|--rename-locked' || true)
 ok "$([[ $n == 4 ]]; echo $?)" "--help documents --mode mutate, --mutators, --uid, --rename-locked ($n)"
 # docs/design.md says the defaults --help says.
-d=$(sed -n 's/.*`--mutators K` (default \([0-9]*\)).*/\1/p' "$ROOT/docs/design.md")
+d=$(sed -n 's/.*.--mutators K. (default \([0-9]*\)).*/\1/p' "$ROOT/docs/design.md")
 h=$("$wl" --help | sed -n '/--mutators N/,/default/s/.*(default \([0-9]*\)).*/\1/p')
 ok "$([[ -n $d && $d == "$h" ]]; echo $?)" "docs/design.md's --mutators default is the workload's (design.md ${d:-none}, --help ${h:-none})"
 

@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/canned.sh
 source "$(dirname "$0")/canned.sh"
-plan 79
+plan 87
 
 tmp_dir
 C=$HS/compare
@@ -347,13 +347,83 @@ run m-def env FAKE_LOG="$tmp/m-clean" FAKE_EXEC="$tmp/exec" FAKE_KERNELS="$tmp/k
 ok "$([[ $(tr '\n' ' ' <"$tmp/kernels") == "fixed backport " ]] && grep -q 'echo 3 > /sys/kernel/debug/dcrace/inject/window' "$tmp/exec"; echo $?)" \
 	"compare --mode mutate: by default fixed and backport; --window 3 sets window=3 ($(tr '\n' ' ' <"$tmp/kernels"))"
 res=
-for bad in "--uid 1:--uid is for --mode mutate" "--mode mutate --window 4:argument --window: must be in 1..3" \
-	"--mode mutate --natural --window 2:--window is for injected runs"; do
+for bad in "--uid 1:--uid is for --mode mutate" "--mode mutate --window 8:argument --window: must be in 1..7" \
+	"--mode mutate --natural --window 2:--window is for injected runs" "--rename-locked:--rename-locked is for --mode mutate"; do
 	# shellcheck disable=SC2086
 	run mbad "$C" ${bad%%:*}
 	res+="$(rcof mbad):$(grep -c -- "${bad#*:}" "$tmp/mbad.err" || true) "
 done
-ok "$([[ $res == "64:1 64:1 64:1 " ]]; echo $?)" "compare --uid outside mode mutate, --window 4, --window without injection: usage errors that say so ($res)"
+ok "$([[ $res == "64:1 64:1 64:1 64:1 " ]]; echo $?)" "compare --uid or --rename-locked outside mode mutate, --window 8, --window without injection: usage errors that say so ($res)"
+# --rename-locked goes to the workload and shows in the settings line;
+# --window takes dcrace.ko's bit mask, 1..7 (4: at terminate_walk(),
+# before the end snapshot).
+run m-ren env FAKE_LOG="$tmp/m-clean" FAKE_EXEC="$tmp/exec" DCRACE_RUN_GUEST="$tmp/fake-rg" \
+	"$C" --mode mutate --uid 65534 --rename-locked --window 5 --kernels backport --duration 1 --results "$tmp/res" --json "$tmp/m-ren.json"
+ok "$(grep -q '^dcrace compare: mode=mutate mix=stat=50,open=50 pruner=none uid=65534 rename-locked .* window=5' "$tmp/m-ren.out" &&
+	grep -q -- '--mode mutate --mix stat=50,open=50 --uid 65534 --rename-locked --no-setup' "$tmp/exec" &&
+	grep -q 'echo 5 > /sys/kernel/debug/dcrace/inject/window' "$tmp/exec" &&
+	[[ $(jq -r '.settings.rename_locked' "$tmp/m-ren.json") == true ]]; echo $?)" \
+	"compare --mode mutate --rename-locked --window 5: the workload gets --rename-locked, the module window=5, the settings line and --json say so ($(head -n 1 "$tmp/m-ren.out"))"
+run mck-ren env FAKE_LOG="$tmp/m-clean" FAKE_EXEC="$tmp/exec" DCRACE_RUN_GUEST="$tmp/fake-rg" \
+	"$HS/check-kernel" --kernel backport --mode mutate --rename-locked --window 7 --duration 1 --results "$tmp/res"
+run mck-renbad "$HS/check-kernel" --kernel backport --rename-locked
+ok "$([[ $(rcof mck-ren) -eq 0 && $(rcof mck-renbad) -eq $EX_BISECT_USAGE ]] && grep -q -- '--mode mutate --mix stat=50,open=50 --rename-locked --no-setup' "$tmp/exec" &&
+	grep -q 'echo 7 > /sys/kernel/debug/dcrace/inject/window' "$tmp/exec"; echo $?)" \
+	"check-kernel --mode mutate --rename-locked --window 7: passed to the workload and the module (exit $(rcof mck-ren)); outside mode mutate a usage error (exit $(rcof mck-renbad))"
+
+# A clean verdict needs evidence of the window, each piece: mutations, the
+# walkers' own end_caught EACCES events (ENOTDIR catches, which every
+# kernel makes, or another thread's EACCES are not it), every state of the
+# truth table met. Without one: inconclusive (compare 2, check-kernel 125).
+MUTATIONS=0 mkmut "$tmp/m-nomut" '[]' '{}'
+TIDS=101 CAUGHT_EV="101:ENOTDIR 101:ENOTDIR 77:EACCES:dcr-mutate" mkmut "$tmp/m-notdir" '[]' '{}'
+OUTCOMES='{"m/y":{"ENOENT":9,"ENOTDIR":9},"m":{"0":9,"ENOENT":9}}' mkmut "$tmp/m-nostate" '[]' '{}'
+UID_=65534 RENAME=1 OUTCOMES='{"m/y":{"0":1,"ENOENT":9,"ENOTDIR":9},"m":{"0":9,"ENOENT":9},"locked/y":{"EACCES":9}}' mkmut "$tmp/m-noren" '[]' '{}'
+res=
+for c in m-nomut:'mutations 0' m-notdir:'end_caught EACCES of the walkers 0' \
+	m-nostate:'states of the truth table not met: m/y succeeded$' m-noren:'states of the truth table not met: locked/y ENOENT$'; do
+	mjudge "e-${c%%:*}" "$tmp/m-race" "$tmp/${c%%:*}"
+	mck "ck-${c%%:*}" "$tmp/${c%%:*}" backport
+	res+="${c%%:*}:$(rcof "e-${c%%:*}"):$(rcof "ck-${c%%:*}"):$(grep -c "^verdict: INCONCLUSIVE: backport: no evidence the window was reached: .*${c#*:}" "$tmp/e-${c%%:*}.out" || true) "
+done
+ok "$([[ $res == "m-nomut:2:125:1 m-notdir:2:125:1 m-nostate:2:125:1 m-noren:2:125:1 " ]]; echo $?)" \
+	"backport without mutations, without the walkers' EACCES catches (ENOTDIR ones, another thread's EACCES), with m/y never read, with --rename-locked's locked/y never ENOENT: inconclusive, compare 2, check-kernel 125, saying which ($res)"
+ok "$(grep -qE '^  end_caught EACCES \(walkers\) +2 +0$' "$tmp/e-m-notdir.out" && grep -qE '^  end_caught ENOTDIR \(walkers\) +1 +2$' "$tmp/e-m-notdir.out" &&
+	grep -qE '^truth-table states met \(path, errno\) +5/5 +4/5$' "$tmp/e-m-nostate.out" && grep -qE '^mutations \(mutator syscalls\) +500 +0$' "$tmp/e-m-nomut.out" &&
+	grep -qE '^expected \(errors column\) +race: yes +clean: no evidence$' "$tmp/e-m-nomut.out"; echo $?)" \
+	"the table shows the evidence: end_caught per errno of the walkers, the states met, the mutations"
+ok "$(grep -q "^try 1: 1000 syscalls, 0 user-visible false errors (none), 0 false successes, dcrace.ko: no false_\*, end_caught 5 (the walkers': ENOTDIR 2)$" "$tmp/ck-m-notdir.out"; echo $?)" \
+	"check-kernel's try line shows the walkers' catches per errno ($(grep '^try 1: 1000' "$tmp/ck-m-notdir.out"))"
+
+# A false success: a call that succeeded where no state allows it (a
+# --uid walker read locked/y): its own row and verdict; on a kernel
+# expected clean the fix does not hold (compare 1, check-kernel bad 1).
+UID_=65534 mkmut "$tmp/m-succ" "[$(pe /mnt/locked/y 101 $((B - 1000)) $((B + 1000)) stat 0)]" '{"0":1}'
+mjudge m-succ "$tmp/m-race" "$tmp/m-succ"
+diag "$(cat "$tmp/m-succ.out")"
+mck mck-succ "$tmp/m-succ" backport
+ok "$([[ $(rcof m-succ) -eq $EX_FAIL && $(rcof mck-succ) -eq 1 ]] &&
+	grep -q '^verdict: FIX DOES NOT HOLD: 0 false errors (none), 1 false success (a call that succeeded where no state allows it) on the backport kernel' "$tmp/m-succ.out" &&
+	grep -qE '^user-visible false success \(no state allows it\) +0 +1$' "$tmp/m-succ.out" &&
+	grep -qE '^verdict \(hard-error rule\) +AFFECTED \(EACCES 1\) +AFFECTED \(false success 1\)$' "$tmp/m-succ.out" &&
+	grep -qE '^  user-only \(module missed\) +0 +0$' "$tmp/m-succ.out" &&
+	grep -q 'BAD: the kernel returns false successes (0 false errors (none), 1 false success' "$tmp/mck-succ.out"; echo $?)" \
+	"a false success on backport: its own row and verdict, no user-only event, compare exit 1 (got $(rcof m-succ)), check-kernel bad 1 (got $(rcof mck-succ))"
+
+# The module's new counters (end_unvouched, end_not_judged,
+# slots_reclaimed) are rows; logs without them read as 0; check-kernel's
+# try line counts each false_* verdict once (not false_enoent again as
+# false_enoent_seq_unchanged).
+STATS_MORE='end_unvouched: 4\nend_not_judged: 2\nslots_reclaimed: 1' SEQ_UNCHANGED=1 \
+	mkmut "$tmp/m-new" "[$(mcall 101)]" '{"EACCES":1}' 101:m00:$B 102:y:$((B + 5000)):false_enoent:walk:ENOENT
+mjudge m-new "$tmp/m-new" "$tmp/m-clean"
+mck mck-new "$tmp/m-new" fixed
+ok "$([[ $(rcof m-new) -eq 0 ]] && grep -qE '^module end_unvouched \(moved, not that errno.s cause\) +4 +0$' "$tmp/m-new.out" &&
+	grep -qE '^module end_not_judged \(errno judged on no state\) +2 +0$' "$tmp/m-new.out" && grep -qE '^module slots_reclaimed +1 +0$' "$tmp/m-new.out" &&
+	[[ $(jq -r '.kernels.fixed.end_unvouched, .kernels.backport.end_not_judged' "$tmp/m-new.json" | tr '\n' ' ') == "4 0 " ]]; echo $?)" \
+	"stats end_unvouched, end_not_judged, slots_reclaimed: rows and --json; absent in an older log: 0 (exit $(rcof m-new))"
+ok "$([[ $(rcof mck-new) -eq 1 ]] && grep -q "^try 1: 1000 syscalls, 1 user-visible false errors (EACCES 1), 0 false successes, dcrace.ko: false_eacces 1, false_enoent 1, end_caught 5 (the walkers': EACCES 2, ENOTDIR 1)$" "$tmp/mck-new.out"; echo $?)" \
+	"check-kernel's try line: false_eacces 1, false_enoent 1, the sub-count false_enoent_seq_unchanged not counted again ($(grep '^try 1: 1000' "$tmp/mck-new.out"))"
 
 run c-nan "$C" --duration nan
 ok "$([[ $(rcof c-nan) -eq $EX_USAGE && $(grep -c . "$tmp/c-nan.err") -eq 1 ]]; echo $?)" "compare --duration nan: usage error $EX_USAGE (got $(rcof c-nan))"

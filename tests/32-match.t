@@ -9,7 +9,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/canned.sh
 source "$(dirname "$0")/canned.sh"
-plan 51
+plan 55
 
 tmp_dir
 C=$HS/compare
@@ -132,9 +132,6 @@ PATH_=/mnt/dcrace/${long:0:47} one_event t-name47x "101:${long:0:46}" "$EX_DETEC
 # is hidden (user space cannot check it), not module-only. Compared as
 # fixed (errors: race) against a clean backport run.
 mkmut "$tmp/m-clean" '[]' '{}'
-# mcall TID [OP [ERRNO [START END]]]: a failed call of $M, by default stat
-# with EACCES from B - 1000 to B + 1000.
-mcall() { pe "$M" "$1" "${4:-$((B - 1000))}" "${5:-$((B + 1000))}" "${2:-stat}" "${3:-EACCES}"; }
 mkmut "$tmp/m-match" "[$(mcall 101)]" '{"EACCES":1}' 101:m00:$B
 mjudge m-match "$tmp/m-match" "$tmp/m-clean"
 diag "$(cat "$tmp/m-match.out")"
@@ -176,6 +173,33 @@ ok "$([[ $(rcof m-hidden) -eq 0 ]] && grep -qE '^  hidden \(errno allowed: unver
 	grep -q '^FINDING: backport: 2 hidden module false_\* event(s) on a kernel whose errors column is clean' "$tmp/m-hidden.out" &&
 	[[ $(jq -r '.runs.backport[0].trace.hidden_first[0].errno' "$tmp/m-hidden.json") == ENOENT ]]; echo $?)" \
 	"a false_enoent and a false_enotdir event without failures: hidden (2), not module-only; on backport (errors clean) a FINDING line; exit 0 (got $(rcof m-hidden))"
+# "Allowed" is decided where the event happened, not by the union of every
+# path's errnos: with --uid, locked/y allows EACCES, mNN/y never does. An
+# unmatched event in a listed call is judged by that call's path; else by
+# its component's paths (m00: mNN/y and mNN; locked: locked/y).
+UID_=65534 mkmut "$tmp/m-uid-m" '[]' '{}' 102:m00:$B
+mjudge m-uid-m "$tmp/m-match" "$tmp/m-uid-m"
+UID_=65534 mkmut "$tmp/m-uid-l" '[]' '{}' 102:locked:$B
+mjudge m-uid-l "$tmp/m-match" "$tmp/m-uid-l"
+ok "$([[ $(rcof m-uid-m) -eq $EX_DETECTOR && $(rcof m-uid-l) -eq 0 ]] &&
+	grep -qE '^  module-only \(no user failure\) +0 +1$' "$tmp/m-uid-m.out" && grep -qE '^  hidden \(errno allowed: unverifiable\) +0 +0$' "$tmp/m-uid-m.out" &&
+	grep -qE '^  hidden \(errno allowed: unverifiable\) +0 +1$' "$tmp/m-uid-l.out"; echo $?)" \
+	"--uid 65534: an unmatched false_eacces on m00 is module-only, exit $EX_DETECTOR (got $(rcof m-uid-m)); on locked (EACCES allowed there) hidden, exit 0 (got $(rcof m-uid-l))"
+UID_=65534 mkmut "$tmp/m-uid-call" "[$(mcall 101 stat EPERM)]" '{"EPERM":1}' 101:m00:$B:false_eperm:end:EPERM 101:y:$((B + 500))
+mjudge m-uid-call "$tmp/m-uid-call" "$tmp/m-clean"
+ok "$([[ $(rcof m-uid-call) -eq $EX_DETECTOR ]] && mrows m-uid-call 1 0 1 0; echo $?)" \
+	"--uid 65534: a false_eacces (component y) inside a listed EPERM call on m00/y, whose path allows no EACCES: module-only, exit $EX_DETECTOR (got $(rcof m-uid-call))"
+mkmut "$tmp/m-lk-noent" '[]' '{}' 102:locked:$B:false_enoent:walk:ENOENT
+UID_=65534 mkmut "$tmp/m-lk-noent-u" '[]' '{}' 102:locked:$B:false_enoent:walk:ENOENT
+UID_=65534 RENAME=1 mkmut "$tmp/m-lk-noent-r" '[]' '{}' 102:locked:$B:false_enoent:walk:ENOENT 102:locked.r:$((B + 500)):false_eacces
+res=
+for c in m-lk-noent m-lk-noent-u m-lk-noent-r; do
+	mjudge "$c" "$tmp/m-match" "$tmp/$c"
+	res+="$(rcof "$c"):$(sed -nE 's/^  hidden \(errno allowed: unverifiable\) +0 +([0-9]+)$/\1/p' "$tmp/$c.out") "
+done
+ok "$([[ $res == "$EX_DETECTOR:0 $EX_DETECTOR:0 0:2 " ]]; echo $?)" \
+	"a false_enoent on locked: module-only as root (locked/y not walked) and with --uid alone; with --rename-locked (ENOENT allowed) hidden, as an EACCES on locked.r ($res)"
+
 # Trace lines of a module before errno=, end=, seq_state=: the errno is
 # the result's (-13 EACCES, -2 ENOENT).
 mkmut "$tmp/m-old" "[$(mcall 101)]" '{"EACCES":1}' 101:m00:$B:false_eacces:walk:EACCES:old
@@ -267,4 +291,24 @@ rc=0
 out=$(sh "$tmp/guest2.sh" 2>/dev/null) || rc=$?
 ok "$([[ $out == *WORKLOAD-RAN* && $out == *"DCRACE-TRACE-NONE the kernel has no tracefs"* ]]; echo $?)" \
 	"a kernel without tracefs: the workload runs, DCRACE-TRACE-NONE says why (exit $rc)"
+# The trace section holds the false_* events and the end_caught ones (a
+# clean kernel's evidence), not the other verdicts; the parser reads the
+# end_caught events per thread and errno.
+mkdir -p "$tmp/trfs/events/dcrace/dcrace_race" "$tmp/trfs/per_cpu/cpu0"
+: >"$tmp/trfs/trace"
+: >"$tmp/trfs/events/dcrace/dcrace_race/enable"
+printf 'overrun: 0\ndropped events: 0\n' >"$tmp/trfs/per_cpu/cpu0/stats"
+for v in false_eacces:EACCES end_caught:EACCES caught:ECHILD end_caught:ENOTDIR; do
+	echo " dcr-walk-101 [000] d..1. 4.0: dcrace_race: verdict=${v%:*} pid=101 comm=dcr-walk lookup=end component=m00 seq=4/6 result=-13 killer=-1/unknown kill_to_read_ns=-1 ns=$B errno=${v#*:} end=path_lookupat seq_state=changed"
+done >"$tmp/trlines"
+(cd "$HS" && python3 -c '
+import sys
+from dcrace_harness import spec
+spec.DEBUGFS, spec.TRACEFS, spec.FILESYSTEMS = sys.argv[1:4]
+print(spec.RunSpec(mode="mutate").guest_script().replace(
+    "dcrace-workload", "cat %s >>%s/trace; echo WORKLOAD-RAN" % (sys.argv[4], sys.argv[2])))' \
+	"$tmp/dbg" "$tmp/trfs" "$tmp/filesystems" "$tmp/trlines") >"$tmp/guest3.sh"
+out=$(sh "$tmp/guest3.sh" 2>/dev/null | sed -n '/^DCRACE-TRACE-BEGIN$/,/^DCRACE-TRACE-END$/p' | grep -o 'verdict=[a-z_]* .* errno=[A-Z]*' | sed 's/ pid.*errno=/:/' | tr '\n' ' ' || true)
+ok "$([[ $out == "verdict=false_eacces:EACCES verdict=end_caught:EACCES verdict=end_caught:ENOTDIR " ]]; echo $?)" \
+	"the guest script's trace section: the false_* and end_caught events, not caught ($out)"
 done_testing

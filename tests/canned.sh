@@ -24,6 +24,10 @@ pe() {
 # shellcheck disable=SC2034
 M=/mnt/m00/y
 
+# mcall TID [OP [ERRNO [START END]]]: a failed call of $M, by default stat
+# with EACCES from B - 1000 to B + 1000.
+mcall() { pe "$M" "$1" "${4:-$((B - 1000))}" "${5:-$((B + 1000))}" "${2:-stat}" "${3:-EACCES}"; }
+
 # errno_of NAME: the errno's number (the few the canned logs use).
 errno_of() {
 	case $1 in
@@ -35,21 +39,48 @@ errno_of() {
 # mkmut FILE PATHS FALSE_ERRORS [PID:COMPONENT:NS[:VERDICT[:LOOKUP[:ERRNO[:old]]]]...]:
 # a canned log of a mode mutate run (as root: m/y and m walked) listing
 # PATHS (a JSON list), counting FALSE_ERRORS (a JSON object, e.g.
-# '{"EACCES":1}'), with one trace event per argument: VERDICT default
-# false_eacces, LOOKUP end, ERRNO EACCES; "old": the line of a module
-# before errno=, end=, seq_state= (its result says the errno). The stats
-# count the events per verdict (STATS_EXTRA=N: N more false_eacces);
-# END_CAUGHT: the stats' end_caught (default 5); TIDS as for mktr.
+# '{"EACCES":1}'; "0": false successes), with one trace event per
+# argument: VERDICT default false_eacces, LOOKUP end, ERRNO EACCES; "old":
+# the line of a module before errno=, end=, seq_state= (its result says
+# the errno). The stats count the events per verdict (STATS_EXTRA=N: N
+# more false_eacces); END_CAUGHT: the stats' end_caught (default 5);
+# CAUGHT_EV: the trace's end_caught events, PID:ERRNO[:COMM] each
+# (default 101:EACCES 101:EACCES 101:ENOTDIR by dcr-walk, none with
+# END_CAUGHT=0); TIDS as for mktr. UID_=N: the walkers' uid (locked/y
+# walked: EACCES for N > 0, 0 for 0); RENAME=1: --rename-locked (locked/y
+# walked, ENOENT allowed too); MUTATIONS: the mutators' count (default
+# 500); OUTCOMES: outcomes_by_path (a JSON object; default: every errno
+# the truth table allows met 10 times); STATS_MORE: more stats lines.
 mkmut() {
-	local f=$1 paths=$2 fe=$3 e pid comp ns v lk en old n
+	local f=$1 paths=$2 fe=$3 e pid comp ns v lk en old n cc
 	shift 3
 	declare -A cnt=()
+	cc=
+	[[ ${END_CAUGHT:-5} -eq 0 ]] || cc="101:EACCES 101:EACCES 101:ENOTDIR"
+	cc=${CAUGHT_EV-$cc}
 	{
 		echo "DCRACE-BOOTED 6.1.192 cpus=2"
 		echo "DCRACE-MODULE-LOADED"
-		printf 'DCRACE-RESULT {"version":1,"mode":"mutate","syscalls":1000,"false_enoent":%d,"false_errors":%s,"truth":"construction","mutators":2,"mutations":500,"uid":null,"allowed":{"m/y":["0","ENOENT","ENOTDIR"],"m":["0","ENOENT"]},%s"first_false_enoent_s":null,"first_false_error_s":%s,"per_second":[1],"elapsed_s":1.0,"paths":%s,"paths_dropped":0,"gone":0,"mix":"stat=50,open=50"}\n' \
-			"$(python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get("ENOENT", 0))' "$fe")" "$fe" \
-			"${TIDS:+\"tids\":[$TIDS],}" "$([[ $fe == '{}' ]] && echo null || echo 0.5)" "$paths"
+		python3 - "$fe" "$paths" "${TIDS:-}" "${UID_:-}" "${RENAME:-}" "${MUTATIONS:-500}" "${OUTCOMES:-}" <<'PY'
+import json, sys
+fe, paths, tids, uid, rename, mutations, outcomes = sys.argv[1:8]
+fe = json.loads(fe)
+allowed = {"m/y": ["0", "ENOENT", "ENOTDIR"], "m": ["0", "ENOENT"]}
+if uid or rename:
+    allowed["locked/y"] = (["EACCES"] if uid and int(uid) > 0 else ["0"]) + (["ENOENT"] if rename else [])
+res = {"version": 1, "mode": "mutate", "syscalls": 1000, "false_enoent": fe.get("ENOENT", 0),
+       "false_errors": fe, "truth": "construction", "mutators": 2, "mutations": int(mutations),
+       "uid": int(uid) if uid else None, "rename_locked": bool(rename),
+       "locked_renames": 300 if rename else 0, "allowed": allowed,
+       "outcomes_by_path": json.loads(outcomes) if outcomes else
+       {k: {e: 10 for e in v} for k, v in allowed.items()},
+       "first_false_enoent_s": None, "first_false_error_s": 0.5 if fe else None,
+       "per_second": [1], "elapsed_s": 1.0, "paths": json.loads(paths), "paths_dropped": 0,
+       "gone": 0, "mix": "stat=50,open=50"}
+if tids:
+    res["tids"] = [int(t) for t in tids.split(",")]
+print("DCRACE-RESULT " + json.dumps(res, separators=(",", ":")))
+PY
 		echo "DCRACE-TRACE-BEGIN"
 		for e in "$@"; do
 			IFS=: read -r pid comp ns v lk en old <<<"$e"
@@ -62,14 +93,20 @@ mkmut() {
 				echo "        dcr-walk-$pid     [001] d..1.     5.000000: dcrace_race: verdict=$v pid=$pid comm=dcr-walk lookup=${lk:-end} component=$comp seq=4/6 result=-$n killer=-1/unknown kill_to_read_ns=-1 ns=$ns errno=$en end=path_lookupat seq_state=changed"
 			fi
 		done
+		for e in $cc; do
+			IFS=: read -r pid en comm <<<"$e"
+			echo "        ${comm:-dcr-walk}-$pid     [000] d..1.     4.000000: dcrace_race: verdict=end_caught pid=$pid comm=${comm:-dcr-walk} lookup=end component=m00 seq=4/6 result=-10 killer=-1/unknown kill_to_read_ns=-1 ns=$((B - 9000)) errno=$en end=path_lookupat seq_state=changed"
+		done
 		echo "DCRACE-TRACE-END"
 		echo "DCRACE-TRACE-LOST 0"
 		echo "DCRACE-STATS-BEGIN"
 		printf 'enabled: 1\nnull_inode_seen: 4\nfalse_enoent: %d\ncaught: 4\ncaught_late: 0\nevents: %d\nevents_lost: 0\nwalk_caught: 4\nopen_caught: 4\n' \
 			"${cnt[false_enoent]:-0}" $(($# + 4))
-		printf 'end_judged: %d\nend_genuine: 3\nend_caught: %d\nfalse_enotdir: %d\nfalse_eacces: %d\nfalse_eperm: %d\nfalse_error: %d\nfalse_enoent_seq_unchanged: 0\n' \
+		printf 'end_judged: %d\nend_genuine: 3\nend_caught: %d\nfalse_enotdir: %d\nfalse_eacces: %d\nfalse_eperm: %d\nfalse_error: %d\nfalse_enoent_seq_unchanged: %d\n' \
 			$(($# + 3 + ${END_CAUGHT:-5})) "${END_CAUGHT:-5}" "${cnt[false_enotdir]:-0}" \
-			$((${cnt[false_eacces]:-0} + ${STATS_EXTRA:-0})) "${cnt[false_eperm]:-0}" "${cnt[false_error]:-0}"
+			$((${cnt[false_eacces]:-0} + ${STATS_EXTRA:-0})) "${cnt[false_eperm]:-0}" "${cnt[false_error]:-0}" \
+			"${SEQ_UNCHANGED:-0}"
+		[[ -z ${STATS_MORE:-} ]] || printf '%b\n' "$STATS_MORE"
 		echo "DCRACE-STATS-END"
 		echo "DCRACE-DMESG-BEGIN"
 		echo "DCRACE-DMESG-END"

@@ -46,6 +46,11 @@ def seconds(s):
 
 # Window widening in microseconds (dcrace.ko's inject/delay_us range).
 inject_us = int_range(0, 10000, "a number of microseconds")
+# dcrace.ko's inject/window: a bit mask of the windows widened.
+window = int_range(1, 7, "a window")
+WINDOW_HELP = ("a bit mask: 1 after the d_seq sample, 2 after a step ends, 4 at "
+               "terminate_walk() before the end snapshot (between an error decision and the "
+               "snapshot; a test's delay)")
 percent = int_range(0, 100, "a percentage")
 
 

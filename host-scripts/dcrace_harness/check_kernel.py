@@ -32,8 +32,11 @@ directory (a missing file cannot be tested, 125).
 --mode mutate asks the hard-error rule instead (docs/design.md, "The
 judge"): bad is a user-visible false error of any errno (one no state of
 the walked path allows); good on a kernel of the table expected clean on
-that rule (its errors column) needs dcrace.ko's end_caught > 0; the
-injection sets the module's window=2 (--window N to change it).
+that rule (its errors column) needs the evidence compare asks for
+(mutations, dcrace.ko's end_caught EACCES events of the walkers' own
+threads, every state of the truth table met), else could not test (125);
+a false success (a call that succeeded where no state allows it) is bad
+too; the injection sets the module's window=2 (--window N to change it).
 
 Example, in a kernel tree being bisected (a failed build must say 125,
 "skip", not make's 2, which git bisect run takes as "bad"):
@@ -47,7 +50,8 @@ import sys
 from . import argtypes as A
 from . import defs
 from .judge import Judgement, by_errno
-from .logs import InfraError, false_total
+from .judge import user_false
+from .logs import InfraError, false_verdicts
 from .runner import guarded, results_dir, run_once, shown
 from .spec import DEFAULT_MIX, RunSpec, default_inject, default_mix, default_threads
 
@@ -72,9 +76,11 @@ def build_parser():
                    help="workload mode (default stat; mutate: the hard-error rule)")
     p.add_argument("--uid", type=A.int_range(0, 2 ** 31 - 1, "a uid"), metavar="N",
                    help="mode mutate: the walkers run as uid and gid N")
-    p.add_argument("--window", type=A.int_range(1, 3, "a window"), metavar="N",
-                   help="dcrace.ko's inject/window with injection (default 2 in mode mutate, "
-                   "else the module's 1)")
+    p.add_argument("--rename-locked", action="store_true",
+                   help="mode mutate: a thread renames locked to locked.r and back")
+    p.add_argument("--window", type=A.window, metavar="N",
+                   help="dcrace.ko's inject/window with injection, %s (default 2 in mode "
+                   "mutate, else the module's 1)" % A.WINDOW_HELP)
     p.add_argument("--mix", type=A.mix, metavar="OP=W,...",
                    help="the walkers' calls (dcrace-workload --mix; default %s in stat mode, "
                    "open=100 in open mode; not for cp)" % DEFAULT_MIX)
@@ -108,6 +114,8 @@ def parse_args(argv):
         p.error("--mix is for --mode stat, open or mutate")
     if args.uid is not None and args.mode != "mutate":
         p.error("--uid is for --mode mutate")
+    if args.rename_locked and args.mode != "mutate":
+        p.error("--rename-locked is for --mode mutate")
     if args.window is not None and not inject:
         p.error("--window needs injection")
     duration = args.duration or (10.0 if inject else 60.0)
@@ -116,25 +124,28 @@ def parse_args(argv):
                    mix=args.mix or default_mix(args.mode),
                    inject_us=inject, smp=args.smp, mem=args.mem, accel=args.accel,
                    module=module, ko=os.path.abspath(args.ko) if args.ko else None,
-                   uid=args.uid, window=args.window)
+                   uid=args.uid, window=args.window, rename_locked=args.rename_locked)
     return args, spec
 
 
 def show_try(i, r, spec):
     """One try's counts, and its per-event match."""
     res, st = r["result"], r.get("stats") or {}
+    tr = r.get("trace")
     if spec.mode == "mutate":
-        print("try %d: %d syscalls, %d user-visible false errors (%s)%s" % (
-            i, res["syscalls"], false_total(res), by_errno(res.get("false_errors") or {}) or "none",
-            ", dcrace.ko: %s, end_caught %d" % (
-                by_errno({k: v for k, v in st.items() if k.startswith("false_")}) or "no false_*",
-                st.get("end_caught", 0)) if spec.module else ""))
+        errors, ok = user_false(res)
+        caught = (tr or {}).get("end_caught_walkers", {})
+        print("try %d: %d syscalls, %d user-visible false errors (%s), %d false successes%s" % (
+            i, res["syscalls"], errors,
+            by_errno({k: v for k, v in (res.get("false_errors") or {}).items() if k != "0"}) or "none",
+            ok, ", dcrace.ko: %s, end_caught %d (the walkers': %s)" % (
+                by_errno(false_verdicts(st)) or "no false_*", st.get("end_caught", 0),
+                by_errno(caught) or "none") if spec.module else ""))
     else:
         print("try %d: %d syscalls, %d user-visible false ENOENT%s" % (
             i, res["syscalls"], res["false_enoent"],
             ", dcrace.ko: %d false_enoent, %d caught" % (st["false_enoent"], st["caught"])
             if spec.module else ""))
-    tr = r.get("trace")
     if tr is not None:
         print("try %d: dcrace.ko trace events: %d matched, %d user-only, %d module-only, "
               "%d outside the workload or hidden%s" % (

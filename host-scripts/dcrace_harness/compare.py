@@ -36,11 +36,18 @@ kernel name, before any boot), 130 interrupted (README.md, "Exit codes").
 errors column): the workload's mutators turn components file -> gone ->
 directory -> gone -> file while its walkers stat and open through them; an
 errno no state of the path allows is a user-visible false error, matched
-to a dcrace.ko false_<errno> event of the same errno (events whose errno
-the path allows are "hidden": user space cannot check them). A kernel
-expected to race must show false errors, one expected clean none and
-dcrace.ko's end_caught > 0 (the window reached; injection sets the
-module's window=2, --window N to change it). The same exit codes apply.
+to a dcrace.ko false_<errno> event of the same errno (an unmatched event
+whose errno the truth table allows where it happened, on its call's path
+or else its component's, is "hidden": user space cannot check it; any
+other is module-only, a detector failure). A call that succeeds where no
+state allows it (--uid: locked/y read) is a false success, its own row.
+A kernel expected to race must show false errors; one expected clean
+none, no false success, and the evidence that the window was reached:
+mutations, dcrace.ko's end_caught EACCES events of the walkers' own
+threads (injection sets the module's window=2, --window N to change it),
+and every state of the truth table met (each errno a path allows, e.g.
+mNN/y succeeded). --rename-locked: a thread renames locked to locked.r
+and back (locked/y may also give ENOENT). The same exit codes apply.
 Kernels of both lines may be compared in one run (dcrace.ko is built for
 each).
 """
@@ -54,7 +61,7 @@ import tempfile
 
 from . import argtypes as A
 from . import defs
-from .judge import ERRORS_RULE, Judgement, by_errno, summarize, verdict
+from .judge import ERRORS_RULE, Judgement, by_errno, states_shown, summarize, verdict
 from .logs import InfraError
 from .match import read_run
 from .runner import guarded, results_dir, run_once, shown, writable
@@ -72,9 +79,12 @@ def build_parser():
                    help="workload mode (default stat; mutate: the hard-error rule)")
     p.add_argument("--uid", type=A.int_range(0, 2 ** 31 - 1, "a uid"), metavar="N",
                    help="mode mutate: the walkers run as uid and gid N (dcrace-workload --uid)")
-    p.add_argument("--window", type=A.int_range(1, 3, "a window"), metavar="N",
-                   help="dcrace.ko's inject/window with injection: 1 after the d_seq sample, "
-                   "2 after a step ends, 3 both (default 2 in mode mutate, else the module's 1)")
+    p.add_argument("--rename-locked", action="store_true",
+                   help="mode mutate: a thread renames locked to locked.r and back "
+                   "(dcrace-workload --rename-locked; locked/y may also give ENOENT)")
+    p.add_argument("--window", type=A.window, metavar="N",
+                   help="dcrace.ko's inject/window with injection, %s (default 2 in mode "
+                   "mutate, else the module's 1)" % A.WINDOW_HELP)
     p.add_argument("--mix", type=A.mix, metavar="OP=W,...",
                    help="the walkers' calls, passed to dcrace-workload --mix: OP stat, lstat, open, "
                    "openat with weights 0..1000 (default %s in stat mode, open=100 in open mode; "
@@ -135,26 +145,53 @@ def traced(s, key):
     return str(s[key])
 
 
+def walkers_caught(e):
+    """A row's cell: the walkers' end_caught events of errno E ("-"
+    without dcrace.ko, "no trace" without its events)."""
+    def cell(s):
+        if not s["has_module"]:
+            return "-"
+        if s["runs_traced"] < s["runs"]:
+            return "no trace" if not s["runs_traced"] else "%d (%d/%d runs)" % (
+                s["end_caught_walkers"].get(e, 0), s["runs_traced"], s["runs"])
+        return str(s["end_caught_walkers"].get(e, 0))
+    return cell
+
+
 def errors_rows(sums):
     """The table's rows of mode mutate (the hard-error rule): the false
-    errors per errno, dcrace.ko's per verdict, the match."""
+    errors per errno, dcrace.ko's per verdict, the evidence of the window
+    (the walkers' end_caught per errno, the truth table's states met), the
+    match."""
     mod = lambda k: lambda s: str(s["module_false"].get(k, 0)) if s["has_module"] else "-"
+    count = lambda k: lambda s: str(s[k]) if s["has_module"] else "-"
+    caught = sorted(set(["EACCES", "ENOTDIR"]).union(*(s["end_caught_walkers"] for s in sums.values())))
     errnos = sorted(set(["EACCES", "ENOTDIR", "EPERM", "ENOENT"]).union(
         *(s["user_false_by_errno"] for s in sums.values())))
     verdicts = sorted(set(["false_eacces", "false_enotdir", "false_eperm", "false_error",
                            "false_enoent"]).union(*(s["module_false"] for s in sums.values())))
+    renames = ([("locked renames (--rename-locked)", lambda s: str(s["locked_renames"]))]
+               if any(s["rename_locked"] for s in sums.values()) else [])
     return ([
         ("runs", lambda s: str(s["runs"])),
         ("syscalls made", lambda s: str(s["syscalls"])),
         ("mutations (mutator syscalls)", lambda s: str(s["mutations"])),
+    ] + renames + [
+        ("truth-table states met (path, errno)", states_shown),
         ("other errors (the workload's own)", lambda s: str(s["other_errors"])),
         ("user-visible false errors", lambda s: str(s["user_false_errors"])),
     ] + [("  false %s" % e, (lambda e: lambda s: str(s["user_false_by_errno"].get(e, 0)))(e))
          for e in errnos] + [
+        ("user-visible false success (no state allows it)", lambda s: str(s["user_false_success"])),
         ("runs that reproduced", lambda s: "%d/%d" % (s["runs_reproduced"], s["runs"])),
     ] + [("module %s" % v, mod(v)) for v in verdicts] + [
-        ("module end_judged (walk ends judged)", lambda s: str(s["end_judged"]) if s["has_module"] else "-"),
-        ("module end_caught (caught at walk end)", lambda s: str(s["end_caught"]) if s["has_module"] else "-"),
+        ("module end_judged (walk ends judged)", count("end_judged")),
+        ("module end_genuine (valid state)", count("end_genuine")),
+        ("module end_unvouched (moved, not that errno's cause)", count("end_unvouched")),
+        ("module end_not_judged (errno judged on no state)", count("end_not_judged")),
+        ("module slots_reclaimed", count("slots_reclaimed")),
+        ("module end_caught (caught at walk end)", count("end_caught")),
+    ] + [("  end_caught %s (walkers)" % e, walkers_caught(e)) for e in caught] + [
         ("module events matched to user failures", lambda s: traced(s, "matched")),
         ("  user-only (module missed)", lambda s: traced(s, "user_only")),
         ("  module-only (no user failure)", lambda s: traced(s, "module_only")),
@@ -162,9 +199,19 @@ def errors_rows(sums):
         ("  outside the workload (other processes)", lambda s: traced(s, "outside")),
         ("time to first false error", lambda s: fmt_first(s["first_s"])),
         ("kernel splats (BUG/WARNING)", lambda s: str(s["splats"])),
-        ("verdict (hard-error rule)", lambda s: "AFFECTED (%s)" % by_errno(s["user_false_by_errno"])
-         if s["affected"] else "clean"),
+        ("verdict (hard-error rule)", errors_verdict),
     ])
+
+
+def errors_verdict(s):
+    """A kernel's verdict on the hard-error rule: its false errors per
+    errno, its false successes."""
+    if not s["affected"]:
+        return "clean"
+    what = [by_errno(s["user_false_by_errno"])] if s["user_false_errors"] else []
+    if s["user_false_success"]:
+        what.append("false success %d" % s["user_false_success"])
+    return "AFFECTED (%s)" % "; ".join(what)
 
 
 def table(names, sums):
@@ -288,6 +335,8 @@ def parse_args(argv):
         parser.error("--mix is for --mode stat, open or mutate")
     if args.uid is not None and args.mode != "mutate":
         parser.error("--uid is for --mode mutate")
+    if args.rename_locked and args.mode != "mutate":
+        parser.error("--rename-locked is for --mode mutate")
     if args.inject_us is None:
         args.inject_us = default_inject(args.mode)
     if args.window is not None and not args.inject_us:
@@ -297,7 +346,8 @@ def parse_args(argv):
                    mode=args.mode, mix=args.mix or default_mix(args.mode),
                    pruner=args.pruner, inject_us=args.inject_us,
                    probability=args.probability, smp=args.smp, mem=args.mem,
-                   timeout=args.timeout, accel=args.accel, uid=args.uid, window=args.window)
+                   timeout=args.timeout, accel=args.accel, uid=args.uid, window=args.window,
+                   rename_locked=args.rename_locked)
     return args, spec
 
 
@@ -334,10 +384,11 @@ def report(args, spec, names, runs, outdir):
     code, line = verdict(judged)
     sums = {j.name: j.to_json() for j in judged}
     if not args.from_logs:
-        print("dcrace compare: mode=%s mix=%s pruner=%s%s duration=%gs seed=%d threads=%d %s, runs=%d" % (
+        print("dcrace compare: mode=%s mix=%s pruner=%s%s%s duration=%gs seed=%d threads=%d %s, runs=%d" % (
             spec.mode, mix_shown(spec.mode, spec.mix),
             default_pruner(spec.pruner, spec.mode),
             "" if spec.uid is None else " uid=%d" % spec.uid,
+            " rename-locked" if spec.rename_locked else "",
             spec.duration, spec.seed, spec.threads,
             "natural (no injection)" if not spec.inject_us else
             "injection %d us p=%d%%%s" % (spec.inject_us, spec.probability,
@@ -360,6 +411,11 @@ def report(args, spec, names, runs, outdir):
               "workload (not matched; the first of each in the --json output): %s" % ", ".join(
                   "%s %d" % (n, sums[n]["outside"]) for n in outside))
     hidden_notes(names, sums)
+    success = [n for n in names if sums[n].get("user_false_success")]
+    if success:
+        print("note: false successes (a call succeeded where no state of its path allows it; no "
+              "module event can match one): %s" % ", ".join(
+                  "%s %d" % (n, sums[n]["user_false_success"]) for n in success))
     print("verdict: %s" % line)
     if outdir:
         print("logs: %s" % shown(outdir))
@@ -369,7 +425,7 @@ def report(args, spec, names, runs, outdir):
     if args.json:
         settings = {k: getattr(spec, k) for k in
                     ("duration", "seed", "threads", "mode", "pruner", "inject_us",
-                     "probability", "smp", "mem", "mix", "uid", "window")}
+                     "probability", "smp", "mem", "mix", "uid", "window", "rename_locked")}
         settings["runs"] = args.runs
         # what judge.Judgement needs to judge the runs again (variants)
         doc = {"verdict": line, "exit": code, "kernels": sums,
@@ -412,6 +468,9 @@ def trace_json(tr, keep=20):
         return None
     out = {k: tr[k] for k in ("events", "lost", "paths_listed", "paths_dropped", "matched")}
     out["stats_differ"] = tr.get("stats_differ", False)
+    out["false_success_listed"] = tr.get("false_success_listed", 0)
+    out["end_caught_walkers"] = tr.get("end_caught_walkers", {})
+    out["end_caught_others"] = tr.get("end_caught_others", 0)
     out["user_only"] = len(tr["user_only"])
     out["module_only"] = len(tr["module_only"])
     out["user_only_first"] = tr["user_only"][:keep]

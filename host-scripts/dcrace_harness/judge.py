@@ -20,13 +20,16 @@ Two rules, by the runs' workload mode: the NULL-inode rule (a false
 ENOENT; the kernel table's expect column) in modes stat, open and cp; the
 hard-error rule (a false error of any errno: one no state of the path
 allows; the table's errors column) in mode mutate, whose clean kernels
-show the window reached by dcrace.ko's end_caught.
+show the window reached: the walkers' own end_caught events per errno the
+mode tests (EVIDENCE_ERRNOS), mutations, every state of the truth table
+met. A false success (a call that succeeded where no state allows it)
+makes a kernel expected clean fail too.
 """
 
 import math
 
 from . import defs
-from .logs import OPTIONAL_COUNTS, InfraError, errno_key, false_total
+from .logs import OPTIONAL_COUNTS, SUCCESS, InfraError, errno_key, false_total, false_verdicts
 
 NULL_RULE, ERRORS_RULE = "null-inode", "hard-error"
 
@@ -36,6 +39,16 @@ INFRA, DETECTOR, INCONCLUSIVE, FAIL = (defs.EX_HARNESS_INFRA, defs.EX_DETECTOR,
 # A run that made fewer path lookups than this did not exercise the race.
 MIN_SYSCALLS = 100
 MIN_SYSCALLS_PER_S = 10
+
+# The errnos mode mutate tests, whose catches a clean kernel must show
+# from the walkers' own threads: EACCES, a walker that held a stale
+# non-directory nd->inode under a dentry that is a directory now, and
+# the kernel revalidated it (may_lookup()'s EACCES, caught).
+EVIDENCE_ERRNOS = ("EACCES",)
+# The module's walk-end counters summed per kernel (absent in the stats
+# of older modules: 0).
+END_COUNTERS = ("end_caught", "end_judged", "end_genuine", "end_unvouched", "end_not_judged",
+                "slots_reclaimed")
 
 
 def _count(v):
@@ -91,15 +104,44 @@ def by_errno(counts):
     return ", ".join("%s %d" % kv for kv in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if kv[1])
 
 
+def user_false(res):
+    """(false errors, false successes) of a run's workload: every errno's
+    count but success's, and success's (false_errors["0"])."""
+    fe = res.get("false_errors")
+    if not isinstance(fe, dict):
+        return res["false_enoent"], 0
+    ok = sum(v for k, v in fe.items() if errno_key(k) == SUCCESS)
+    return false_total(res) - ok, ok
+
+
 def _add_false(s, res):
-    """A run's user-visible false errors, per errno."""
+    """A run's user-visible false errors, per errno, and false successes."""
     fe = res.get("false_errors")
     if not isinstance(fe, dict):
         fe = {"ENOENT": res["false_enoent"]}
     for k, v in fe.items():
         k = errno_key(k)
-        s["user_false_by_errno"][k] = s["user_false_by_errno"].get(k, 0) + v
-    s["user_false_errors"] += false_total(res)
+        if k != SUCCESS:
+            s["user_false_by_errno"][k] = s["user_false_by_errno"].get(k, 0) + v
+    errors, ok = user_false(res)
+    s["user_false_errors"] += errors
+    s["user_false_success"] += ok
+
+
+def _add_states(s, res):
+    """Mode mutate: the truth table (allowed errnos per path) and each
+    path's outcomes per errno, summed."""
+    allowed = res.get("allowed")
+    for kind, errs in (allowed.items() if isinstance(allowed, dict) else ()):
+        have = s["allowed"].setdefault(kind, [])
+        have.extend(errno_key(e) for e in errs if isinstance(e, str) and errno_key(e) not in have)
+    outs = res.get("outcomes_by_path")
+    for kind, counts in (outs.items() if isinstance(outs, dict) else ()):
+        mine = s["outcomes_by_path"].setdefault(kind, {})
+        for e, n in (counts.items() if isinstance(counts, dict) else ()):
+            if isinstance(n, int):
+                mine[errno_key(e)] = mine.get(errno_key(e), 0) + n
+    s["rename_locked"] = s["rename_locked"] or res.get("rename_locked") is True
 
 
 def _add_trace(s, tr):
@@ -112,6 +154,9 @@ def _add_trace(s, tr):
     s["trace_lost"] += tr["lost"]
     s["paths_dropped"] += tr["paths_dropped"]
     s["trace_vs_stats"] += int(tr.get("stats_differ", False))
+    for k, v in (tr.get("end_caught_walkers") or {}).items():
+        s["end_caught_walkers"][k] = s["end_caught_walkers"].get(k, 0) + v
+    s["end_caught_others"] += tr.get("end_caught_others", 0)
     if _count(tr["user_only"]) or _count(tr["module_only"]):
         s["agree"] = False
 
@@ -124,11 +169,10 @@ def _add_stats(s, st, res, tr):
     s["open_caught"] += st.get("open_caught", 0)
     s["module_races"] += (st["false_enoent"] + st["caught"] + st.get("caught_late", 0)
                           + st.get("unexpected", 0))
-    for k in ("end_caught", "end_judged", "end_genuine"):
+    for k in END_COUNTERS:
         s[k] += st.get(k, 0)
-    for k, v in st.items():
-        if k.startswith("false_"):
-            s["module_false"][k] = s["module_false"].get(k, 0) + v
+    for k, v in false_verdicts(st).items():
+        s["module_false"][k] = s["module_false"].get(k, 0) + v
     if tr is not None:
         _add_trace(s, tr)
     elif s["rule"] == ERRORS_RULE:
@@ -144,12 +188,13 @@ def summarize(runs):
     """Aggregate the runs of one kernel."""
     s = {"runs": len(runs), "rule": rule_of(runs), "syscalls": 0, "user_false_enoent": 0,
          "user_false_errors": 0, "user_false_by_errno": {}, "module_false": {},
-         "end_caught": 0, "end_judged": 0, "end_genuine": 0, "hidden": 0,
+         "user_false_success": 0, "end_caught_walkers": {}, "end_caught_others": 0,
+         "allowed": {}, "outcomes_by_path": {}, "rename_locked": False, "hidden": 0,
          "runs_untraced_errors": 0,
          "module_false_enoent": 0, "module_caught": 0, "module_caught_late": 0,
          "walk_caught": 0, "open_caught": 0, "opens": False,
          "module_races": 0, "other_errors": 0, "prunes": 0, "gone": 0,
-         "mutations": 0, "runs_few_syscalls": 0,
+         "mutations": 0, "locked_renames": 0, "runs_few_syscalls": 0,
          "agree": True, "first_s": None, "runs_reproduced": 0,
          "splats": 0, "has_module": bool(runs) and all(r.get("stats") for r in runs),
          # per-event matching: runs with trace events; the others fall
@@ -157,17 +202,20 @@ def summarize(runs):
          "runs_traced": 0, "matched": 0, "user_only": 0, "module_only": 0, "outside": 0,
          "trace_lost": 0, "paths_dropped": 0, "agree_counts": True,
          "trace_vs_stats": 0}
+    s.update((k, 0) for k in END_COUNTERS)
     errors = s["rule"] == ERRORS_RULE
     for r in runs:
         res = r["result"]
         s["syscalls"] += res["syscalls"]
         s["user_false_enoent"] += res["false_enoent"]
         _add_false(s, res)
+        if errors:
+            _add_states(s, res)
         for k in OPTIONAL_COUNTS:
             s[k] += res.get(k, 0)
         if too_few_syscalls(res, r.get("log", "a run")):
             s["runs_few_syscalls"] += 1
-        if (false_total(res) if errors else res["false_enoent"]) > 0:
+        if (user_false(res)[0] if errors else res["false_enoent"]) > 0:
             s["runs_reproduced"] += 1
         s["opens"] = s["opens"] or opens_made(res)
         f = res.get("first_false_error_s" if errors else "first_false_enoent_s")
@@ -180,12 +228,39 @@ def summarize(runs):
 
 
 def affected(s):
-    """Bad (expected clean) or reproduced (expected to race): a
-    user-visible false ENOENT of the workload (the hard-error rule: a
-    false error of any errno), nothing less."""
+    """Bad (expected clean): a user-visible false ENOENT of the workload
+    (the hard-error rule: a false error of any errno, or a false
+    success), nothing less."""
+    if s["rule"] == ERRORS_RULE:
+        return s["user_false_errors"] + s["user_false_success"] > 0
+    return s["user_false_enoent"] > 0
+
+
+def reproduced(s):
+    """Reproduced (expected to race): a user-visible false ENOENT (the
+    hard-error rule: a false error of any errno; a false success is no
+    module event's, and no reproduction of the race)."""
     if s["rule"] == ERRORS_RULE:
         return s["user_false_errors"] > 0
     return s["user_false_enoent"] > 0
+
+
+def states_unreached(s):
+    """Mode mutate: the truth table's states no call met: "PATH ERRNO"
+    for each errno a path allows ("0": "PATH succeeded") that none of its
+    calls returned, over the runs."""
+    out = []
+    for kind in sorted(s["allowed"]):
+        for e in s["allowed"][kind]:
+            if not s["outcomes_by_path"].get(kind, {}).get(e):
+                out.append("%s %s" % (kind, "succeeded" if e == SUCCESS else e))
+    return out
+
+
+def states_shown(s):
+    """"5/5": the truth table's states met, of all."""
+    n = sum(len(v) for v in s["allowed"].values())
+    return "%d/%d" % (n - len(states_unreached(s)), n)
 
 
 def _what(s):
@@ -230,7 +305,7 @@ def health(s, need_trace=False):
     if s["runs_untraced_errors"]:
         out.append((INCONCLUSIVE, "%d run(s) of mode mutate without trace events: its false "
                     "errors are matched per event only" % s["runs_untraced_errors"]))
-    if s["outside"] and not affected(s):
+    if s["outside"] and not reproduced(s):
         out.append((INCONCLUSIVE, "%d module %s event(s) outside the workload and no "
                     "user-visible %s: unconfirmed" % (
                         s["outside"], "false_*" if s["rule"] == ERRORS_RULE else "false_enoent",
@@ -248,10 +323,20 @@ def evidence(kernel, s):
             or not s["has_module"]):
         return []
     if s["rule"] == ERRORS_RULE:
-        if s["end_caught"]:
+        missing = []
+        if not s["mutations"]:
+            missing.append("mutations 0 (the mutators changed nothing)")
+        for e in EVIDENCE_ERRNOS:
+            if not s["end_caught_walkers"].get(e):
+                missing.append("end_caught %s of the walkers 0 (dcrace.ko's end_caught events of "
+                               "the workload's walker threads, a window the injection's "
+                               "window=2 widens)" % e)
+        unreached = states_unreached(s)
+        if unreached:
+            missing.append("states of the truth table not met: %s" % ", ".join(unreached))
+        if not missing:
             return []
-        return [(INCONCLUSIVE, "no evidence the window was reached: caught at the walk's end 0 "
-                 "(dcrace.ko's end_caught; the injection's window=2 widens it)")]
+        return [(INCONCLUSIVE, "no evidence the window was reached: " + "; ".join(missing))]
     if s["walk_caught"] and (s["open_caught"] or not s["opens"]):
         return []
     return [(INCONCLUSIVE, "no evidence the race window was reached: caught on the stat path "
@@ -271,6 +356,7 @@ class Judgement:
         # the table's expectation on the runs' rule: race, clean, None
         self.expect = expectation(self.kernel, self.rule) if self.kernel else None
         self.affected = affected(self.summary)
+        self.reproduced = reproduced(self.summary)
         self.health = health(self.summary, need_trace)
         self.evidence = evidence(self.kernel, self.summary)
 
@@ -291,9 +377,12 @@ class Judgement:
         hard-error rule "4 false errors (EACCES 3, ENOTDIR 1)"."""
         s = self.summary
         if self.rule == ERRORS_RULE:
-            return "%d false error%s (%s)" % (s["user_false_errors"],
-                                              "" if s["user_false_errors"] == 1 else "s",
-                                              by_errno(s["user_false_by_errno"]) or "none")
+            ok = s["user_false_success"]
+            return "%d false error%s (%s)%s" % (
+                s["user_false_errors"], "" if s["user_false_errors"] == 1 else "s",
+                by_errno(s["user_false_by_errno"]) or "none",
+                ", %d false success%s (a call that succeeded where no state allows it)" % (
+                    ok, "" if ok == 1 else "es") if ok else "")
         return "%d false ENOENT" % s["user_false_enoent"]
 
     def failed_clean(self):
@@ -314,7 +403,7 @@ class Judgement:
         if self.kernel is None:
             return "-"
         if self.expect_race:
-            return "race: " + ("yes" if self.affected else "NOT REPRODUCED")
+            return "race: " + ("yes" if self.reproduced else "NOT REPRODUCED")
         if not self.affected and self.evidence:
             return "clean: no evidence"
         return "clean: " + ("NO" if self.affected else "yes")
@@ -330,8 +419,11 @@ class Judgement:
             return defs.EX_INFRA, "could not test: " + "; ".join(infra)
         if self.affected:
             if self.rule == ERRORS_RULE:
-                return defs.EX_FAIL, "BAD: the kernel returns false errors (%s, user-visible)" % (
-                    self.false_shown())
+                s = self.summary
+                what = ("false errors" if not s["user_false_success"] else
+                        "false errors and successes" if s["user_false_errors"] else "false successes")
+                return defs.EX_FAIL, "BAD: the kernel returns %s (%s, user-visible)" % (
+                    what, self.false_shown())
             return defs.EX_FAIL, "BAD: the kernel reports false ENOENT (%d user-visible)" % (
                 self.summary["user_false_enoent"])
         if self.problems:
@@ -339,7 +431,8 @@ class Judgement:
         return defs.EX_OK, "good: no %s" % _what(self.summary)
 
     def to_json(self):
-        return dict(self.summary, affected=self.affected, expect=self.expected(),
+        return dict(self.summary, affected=self.affected, reproduced=self.reproduced,
+                    expect=self.expected(),
                     problems=[{"exit": c, "why": w} for c, w in self.problems])
 
 
@@ -375,15 +468,17 @@ def verdict(judgements):
             "errors column)" if errors else "an unfixed and a fixed kernel",
             ", ".join(j.name for j in judgements)))
     for j in race:
-        if not j.affected:
+        if not j.reproduced:
             return INCONCLUSIVE, "INCONCLUSIVE: the %s kernel did not reproduce the race%s" % (
                 j.name, " (hard-error rule: no user-visible false error)" if errors else "")
     if errors:
-        return defs.EX_OK, "hard-error rule holds: %s %s (%s), %s %s clean (caught at the walk's end: %s)" % (
+        return defs.EX_OK, "hard-error rule holds: %s %s (%s), %s %s clean (the walkers' %s caught at the walk's end: %s)" % (
             ", ".join(j.name for j in race), "reproduces" if len(race) == 1 else "reproduce",
             "; ".join("%s: %s" % (j.name, j.false_shown()) for j in race),
             ", ".join(j.name for j in clean), "is" if len(clean) == 1 else "are",
-            ", ".join("%s %d" % (j.name, j.summary["end_caught"]) for j in clean))
+            "/".join(EVIDENCE_ERRNOS),
+            ", ".join("%s %s" % (j.name, "/".join(str(j.summary["end_caught_walkers"].get(e, 0))
+                                                   for e in EVIDENCE_ERRNOS)) for j in clean))
     return defs.EX_OK, "fix holds: %s %s (%d false ENOENT), %s %s clean" % (
         ", ".join(j.name for j in race), "reproduces" if len(race) == 1 else "reproduce",
         sum(j.summary["user_false_enoent"] for j in race), ", ".join(j.name for j in clean),

@@ -9,7 +9,9 @@ A run's serial log holds, between markers printed by the guest command:
   DCRACE-TRACE-BEGIN ... -END        dcrace.ko's dcrace:dcrace_race trace
                                      events with a verdict false_* (false_enoent;
                                      false_enotdir, false_eacces, ... from the
-                                     hard-error rule)
+                                     hard-error rule) or end_caught (the
+                                     kernel revalidated stale state at a
+                                     walk's end: a clean kernel's evidence)
   DCRACE-TRACE-LOST N                trace events the ring buffer lost
   DCRACE-TRACE-NONE reason           the module has no trace event: module
                                      and user space are compared by counts
@@ -82,6 +84,25 @@ LOOKUPS = ("walk", "open", "end")
 # section holds (false_enoent, false_enotdir, false_eacces, false_eperm,
 # false_error: another errno, named by errno=).
 FALSE_PREFIX = "false_"
+# The trace section's other events: the walk's own revalidation caught
+# stale state that implied a hard error (errno= says which).
+END_CAUGHT = "end_caught"
+# A stats counter that counts some of a false_* verdict's events again
+# (false_enoent_seq_unchanged: false_enoents whose d_seq had not moved).
+SUBCOUNT_SUFFIX = "_seq_unchanged"
+
+
+def false_verdicts(stats):
+    """The module's stats counters of false_* verdicts, each once (not the
+    sub-counts that count some of them again)."""
+    return {k: v for k, v in stats.items()
+            if k.startswith(FALSE_PREFIX) and not k.endswith(SUBCOUNT_SUFFIX)}
+
+
+# The errno name of a call that succeeded: in mode mutate, where no state
+# of its path allows success, a false success (a "paths" entry with errno
+# "0", counted in false_errors["0"]).
+SUCCESS = "0"
 
 
 def errno_number(name):
@@ -127,10 +148,11 @@ def parse_trace_line(line):
 
 
 def parse_trace(text, path):
-    """(events, lost) from a log's trace section: the module's false_*
-    events and the count of events the trace buffer lost; None when the
-    guest said the module has no trace event (DCRACE-TRACE-NONE). No
-    section at all, or a started but broken one, is an infrastructure
+    """(events, lost, caught) from a log's trace section: the module's
+    false_* events, the count of events the trace buffer lost, and its
+    end_caught events (none in a log of a guest script before them); None
+    when the guest said the module has no trace event (DCRACE-TRACE-NONE).
+    No section at all, or a started but broken one, is an infrastructure
     error."""
     has_begin = re.search(r"^DCRACE-TRACE-BEGIN$", text, re.M) is not None
     if not has_begin:
@@ -144,7 +166,7 @@ def parse_trace(text, path):
     lost = re.findall(r"^DCRACE-TRACE-LOST (\d+)$", text, re.M)
     if not lost:
         raise InfraError("no count of lost trace events in %s" % path)
-    events = []
+    events, caught = [], []
     for line in block.splitlines():
         if "dcrace_race:" not in line:
             continue        # console noise between the markers
@@ -153,15 +175,18 @@ def parse_trace(text, path):
             raise InfraError("unparsable trace event %r in %s" % (line[:120], path))
         if ev["verdict"].startswith(FALSE_PREFIX):
             events.append(ev)
-    return events, int(lost[-1])
+        elif ev["verdict"] == END_CAUGHT:
+            caught.append(ev)
+    return events, int(lost[-1]), caught
 
 
 PATH_KEYS = (("path", str), ("tid", int), ("op", str), ("start_ns", int), ("end_ns", int))
 
 
 def false_total(res):
-    """The workload's user-visible false errors, every errno: the sum of
-    its false_errors, or (a workload before them) its false_enoent."""
+    """The workload's user-visible false errors, every errno, and its
+    false successes (false_errors["0"]): the sum of its false_errors, or
+    (a workload before them) its false_enoent; what "paths" lists."""
     fe = res.get("false_errors")
     if isinstance(fe, dict):
         return sum(fe.values())
@@ -169,10 +194,11 @@ def false_total(res):
 
 
 def user_failures(res, path):
-    """The workload's "paths" entries (every user-visible false error),
-    each the failed call's path, thread, op, errno (ENOENT when a workload
-    before errno= did not say) and its start_ns <= end_ns; a thread's calls
-    must not overlap (its syscalls are sequential). A list shorter than the
+    """The workload's "paths" entries (every user-visible false error, and
+    in mode mutate every false success: errno "0"), each the call's path,
+    thread, op, errno (ENOENT when a workload before errno= did not say)
+    and its start_ns <= end_ns; a thread's calls must not overlap (its
+    syscalls are sequential). A list shorter than the
     count (capped, dropped) is an infrastructure error when events are to
     be matched (summarize())."""
     paths = res.get("paths")
@@ -186,7 +212,7 @@ def user_failures(res, path):
         if p["start_ns"] > p["end_ns"]:
             raise InfraError("a workload paths entry ends before it starts in %s" % path)
         e = p.get("errno", "ENOENT")
-        if not isinstance(e, str) or not errno_number(e):
+        if not isinstance(e, str) or errno_number(e) is None:
             raise InfraError("a workload paths entry has no errno name (%.40r) in %s" % (e, path))
         out.append(dict(p, errno=errno_key(e)))
     last = {}
@@ -200,7 +226,7 @@ def user_failures(res, path):
 REQUIRED_RESULT_KEYS = ("mode", "syscalls", "false_enoent", "per_second",
                         "first_false_enoent_s", "elapsed_s")
 # Counts the workload may print; absent ones are 0.
-OPTIONAL_COUNTS = ("other_errors", "prunes", "gone", "mutations")
+OPTIONAL_COUNTS = ("other_errors", "prunes", "gone", "mutations", "locked_renames")
 
 
 def read_text(path):
@@ -236,7 +262,7 @@ def parse_log(path, want_module=True):
             raise InfraError("workload result field %s is not a count in %s" % (k, path))
     fe = res.get("false_errors")
     if fe is not None and not (isinstance(fe, dict) and all(
-            isinstance(v, int) and v >= 0 and errno_number(k) for k, v in fe.items())):
+            isinstance(v, int) and v >= 0 and errno_number(k) is not None for k, v in fe.items())):
         raise InfraError("workload result field false_errors is not a count per errno in %s" % path)
     if isinstance(res.get("paths"), list) and len(res["paths"]) > false_total(res):
         raise InfraError("the workload lists %d false-ENOENT paths, more than its count %d, "
@@ -260,7 +286,7 @@ def parse_log(path, want_module=True):
         out["events"] = _section(text, "EVENTS") or ""
         tr = parse_trace(text, path)
         if tr is not None:
-            out["trace_events"], out["trace_lost"] = tr
+            out["trace_events"], out["trace_lost"], out["trace_end_caught"] = tr
             out["failures"] = user_failures(res, path)
     dm = _section(text, "DMESG") or ""
     out["splats"] = [l for l in dm.splitlines() if defs.is_splat(l)]

@@ -8,7 +8,7 @@ import bisect
 import os
 import re
 
-from .logs import FALSE_PREFIX, errno_number, false_total, parse_log
+from .logs import errno_key, errno_number, false_total, false_verdicts, parse_log
 
 DCRACE_H = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "include", "dcrace", "dcrace.h")
@@ -119,26 +119,73 @@ def split_outside(events, tids):
     return mine, [e for e in events if id(e) not in ids]
 
 
-def allowed_errnos(res):
-    """Mode mutate: the errnos (numbers) some path of the walkers allows
-    (the result's "allowed", by construction), which the workload never
-    lists: an event with one of them cannot be checked from user space.
-    Other modes: none."""
+# Mode mutate's paths, as the result's "allowed" names them ("m/y", "m",
+# "locked/y": its truth table), by component: "m" stands for every mNN
+# (and mNN.t, its rename), "locked" for locked and locked.r (its
+# --rename-locked name); any other component is itself.
+KIND_NAMES = {"m": r"m\d+(?:\.t)?", "locked": r"locked(?:\.r)?"}
+
+
+def _kind_res(kind):
+    return [re.compile(r"(?:%s)\Z" % KIND_NAMES.get(c, re.escape(c))) for c in kind.split("/")]
+
+
+def path_kind(path, kinds):
+    """The entry of KINDS (the truth table's paths) a walked PATH is: the
+    longest whose components are PATH's last ones; None if none is."""
+    comps = [c for c in path.split("/") if c]
+    best = None
+    for k in kinds:
+        rs = _kind_res(k)
+        if (len(rs) <= len(comps) and all(r.match(c) for r, c in zip(rs, comps[-len(rs):]))
+                and (best is None or len(rs) > best.count("/") + 1)):
+            best = k
+    return best
+
+
+def component_kinds(comp, kinds):
+    """The entries of KINDS whose path holds a component named COMP (an
+    event's component: the dentry its walk stood on, or looked up)."""
+    return [k for k in kinds if any(r.match(comp) for r in _kind_res(k))]
+
+
+def _call_at(calls, pid, ns):
+    """The listed call of thread PID that ran at NS, or None (CALLS: per
+    tid, its calls in time order, and their starts)."""
+    fs, starts = calls.get(pid, ([], []))
+    i = bisect.bisect_right(starts, ns) - 1
+    return fs[i] if i >= 0 and ns <= fs[i]["end_ns"] else None
+
+
+def split_hidden(module_only, res, listed):
+    """(module-only, hidden): mode mutate's unmatched events whose errno
+    the truth table allows where the event happened are hidden, not
+    module-only: the call's result was one a consistent state gives, so
+    user space cannot tell (e.g. a false_enoent on mNN). Where: the
+    listed call (LISTED: the result's paths) the event falls in (same
+    thread, start_ns <= ns <= end_ns), its path's entry; else (the call
+    gave an allowed result and is not listed) the entries whose path
+    holds the event's component (m03: mNN/y and mNN; locked: locked/y; y:
+    both paths with y). An errno allowed on some other path only (with
+    --uid, locked/y's EACCES) is no excuse: such an event is module-only,
+    a detector failure. Other modes: nothing is hidden."""
     allowed = res.get("allowed") if res.get("mode") == "mutate" else None
     if not isinstance(allowed, dict):
-        return set()
-    return set(errno_number(e) for errs in allowed.values() if isinstance(errs, list)
-               for e in errs if isinstance(e, str)) - {0, None}
-
-
-def split_hidden(module_only, res):
-    """(module-only, hidden): of the unmatched events, those whose errno
-    some path allows (allowed_errnos()) are hidden, not module-only: the
-    call's result was one a consistent state gives, so user space cannot
-    tell (e.g. a false_enoent in mode mutate)."""
-    allowed = allowed_errnos(res)
-    hidden = [e for e in module_only if errno_number(e["errno"]) in allowed]
-    ids = set(id(e) for e in hidden)
+        return module_only, []
+    calls = {}
+    for f in sorted(listed, key=lambda f: f["start_ns"]):
+        fs, starts = calls.setdefault(f["tid"], ([], []))
+        fs.append(f)
+        starts.append(f["start_ns"])
+    hidden, ids = [], set()
+    for e in module_only:
+        call = _call_at(calls, e["pid"], e["ns"])
+        kinds = [path_kind(call["path"], allowed)] if call else component_kinds(e["component"], allowed)
+        ok = set(errno_number(x) for k in kinds if k is not None and isinstance(allowed[k], list)
+                 for x in allowed[k] if isinstance(x, str)) - {0, None}
+        if errno_number(e["errno"]) in ok:
+            hidden.append(e)
+            ids.add(id(e))
     return [e for e in module_only if id(e) not in ids], hidden
 
 
@@ -146,10 +193,23 @@ def stats_differ(events, stats):
     """Does the trace hold another number of events of some false_*
     verdict than the module's stats count for it (a counter the stats
     have)?"""
-    verdicts = set(e["verdict"] for e in events) | set(
-        k for k in stats if k.startswith(FALSE_PREFIX) and not k.endswith("_seq_unchanged"))
-    return any(v in stats and sum(1 for e in events if e["verdict"] == v) != stats[v]
+    counts = false_verdicts(stats)
+    verdicts = set(e["verdict"] for e in events) | set(counts)
+    return any(v in counts and sum(1 for e in events if e["verdict"] == v) != counts[v]
                for v in verdicts)
+
+
+def caught_by_errno(caught, tids):
+    """The walkers' end_caught events (CAUGHT, of the threads TIDS or
+    named dcr-walk: split_outside()), counted per errno: the kernel
+    revalidated stale state that implied that errno in a walk of the
+    workload's own; and the other threads' count."""
+    mine, others = split_outside(caught, tids)
+    out = {}
+    for e in mine:
+        k = errno_key(e["errno"])
+        out[k] = out.get(k, 0) + 1
+    return out, len(others)
 
 
 def match_run(run):
@@ -157,15 +217,22 @@ def match_run(run):
     trace events (logs.parse_log()); a run without them is left as is."""
     if "trace_events" not in run:
         return run
-    events, res, failures = run["trace_events"], run["result"], run["failures"]
-    mine, outside = split_outside(events, workload_tids(res))
+    events, res, listed = run["trace_events"], run["result"], run["failures"]
+    tids = workload_tids(res)
+    # a false success (errno "0") is no module event's: dcrace.ko judges
+    # the ends of walks that failed
+    failures = [f for f in listed if errno_number(f["errno"]) != 0]
+    mine, outside = split_outside(events, tids)
     m, u, mo = match_events(mine, failures)
-    mo, hidden = split_hidden(mo, res)
+    mo, hidden = split_hidden(mo, res, listed)
+    caught, caught_others = caught_by_errno(run.get("trace_end_caught", []), tids)
     run["trace"] = {"events": len(events), "lost": run["trace_lost"],
-                    "paths_listed": len(failures),
-                    "paths_dropped": false_total(res) - len(failures),
+                    "paths_listed": len(listed),
+                    "paths_dropped": false_total(res) - len(listed),
+                    "false_success_listed": len(listed) - len(failures),
                     "matched": len(m), "user_only": u, "module_only": mo,
                     "outside": outside, "hidden": hidden,
+                    "end_caught_walkers": caught, "end_caught_others": caught_others,
                     "stats_differ": stats_differ(events, run["stats"])}
     return run
 

@@ -79,7 +79,7 @@ class RunSpec:
     def __init__(self, duration=None, seed=1, threads=2, mode="stat", pruner=None,
                  inject_us=0, probability=100, smp=2, mem=None, timeout=None,
                  accel="tcg", stop_first=False, module=True, ko=None, mix=None,
-                 uid=None, window=None):
+                 uid=None, window=None, rename_locked=False):
         self.mode = mode
         self.duration = duration if duration is not None else default_duration(pruner)
         self.seed = seed
@@ -101,6 +101,9 @@ class RunSpec:
         self.uid = uid
         # dcrace.ko's inject/window (with injection); None: the mode's
         self.window = window if window is not None else default_window(mode)
+        # mode mutate: locked renamed to locked.r and back (the workload's
+        # --rename-locked)
+        self.rename_locked = rename_locked
 
     def workload_cmd(self):
         w = ["dcrace-workload", "--quiet", "--duration", str(self.duration),
@@ -112,6 +115,8 @@ class RunSpec:
             w += ["--mix", self.mix]
         if self.uid is not None:
             w += ["--uid", str(self.uid)]
+        if self.rename_locked:
+            w.append("--rename-locked")
         if self.stop_first:
             w.append("--stop-at-first")
         return " ".join(shlex.quote(x) for x in w)
@@ -179,13 +184,14 @@ class RunSpec:
 
     def trace_dump(self):
         """After the run: tracing off, the false_* events (false_enoent,
-        and the hard-error rule's false_enotdir, false_eacces, ...) between
-        markers, and the events the ring buffer lost (overrun and dropped,
-        summed over the CPUs)."""
+        and the hard-error rule's false_enotdir, false_eacces, ...) and the
+        end_caught events (a clean kernel's evidence, per thread and
+        errno) between markers, and the events the ring buffer lost
+        (overrun and dropped, summed over the CPUs)."""
         t = TRACEFS
         return [
             "if [ $trace = 1 ]; then echo 0 > %s/tracing_on" % t,
-            " echo DCRACE-TRACE-BEGIN; grep 'dcrace_race: .*verdict=false_' %s/trace;"
+            " echo DCRACE-TRACE-BEGIN; grep -E 'dcrace_race: .*verdict=(false_|end_caught )' %s/trace;"
             " echo DCRACE-TRACE-END" % t,
             " lost=0; for f in %s/per_cpu/cpu*/stats; do"
             " for n in $(sed -nE 's/^(overrun|dropped events): *//p' \"$f\"); do"
