@@ -39,8 +39,8 @@ static void end_genuine(struct kunit *test)
 
 /*
  * False only when what the decision used contradicts the state now:
- * may_lookup() checked a non-directory inode under a name that is a
- * directory now (EACCES, EPERM); d_can_lookup() said no of a dentry whose
+ * may_lookup() checked a non-directory inode that is no longer the
+ * dentry's (EACCES, EPERM: it passed d_can_lookup() as a directory); d_can_lookup() said no of a dentry whose
  * d_seq moved and that is a directory now (ENOTDIR).
  */
 static void end_false_per_errno(struct kunit *test)
@@ -52,6 +52,14 @@ static void end_false_per_errno(struct kunit *test)
 	/* a writer that forgot d_seq: the inode contradicts all the same */
 	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, END_I | END_L),
 			DCRACE_FALSE_EACCES);
+	/*
+	 * The name moved on again before the snapshot (negative, a file
+	 * again): the file's inode was checked all the same.
+	 */
+	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, END_S | END_I),
+			DCRACE_FALSE_EACCES);
+	KUNIT_EXPECT_EQ(test, end_classify(-EPERM, END_S | END_I),
+			DCRACE_FALSE_EPERM);
 	KUNIT_EXPECT_EQ(test, end_classify(-ENOTDIR, END_S | END_L),
 			DCRACE_FALSE_ENOTDIR);
 	KUNIT_EXPECT_TRUE(test, dcrace_verdict_is_race(DCRACE_FALSE_EACCES));
@@ -78,9 +86,6 @@ static void end_unvouched(struct kunit *test)
 						    END_L),
 			DCRACE_END_UNVOUCHED);
 	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, END_S | END_I | END_D),
-			DCRACE_END_UNVOUCHED);
-	/* a file replaced by a file (or gone): no directory to enter */
-	KUNIT_EXPECT_EQ(test, end_classify(-EACCES, END_S | END_I),
 			DCRACE_END_UNVOUCHED);
 	KUNIT_EXPECT_EQ(test, end_classify(-ENOTDIR, END_S | END_I),
 			DCRACE_END_UNVOUCHED);

@@ -87,11 +87,14 @@ int dcrace_learn_early_test(int cur, bool stepped, int result,
  *  - -ENOTDIR: d_can_lookup(nd->path.dentry) said no; false when the
  *    dentry's d_seq moved and it is a directory now.
  *  - -EACCES, -EPERM: may_lookup()'s inode_permission() on nd->inode;
- *    false when nd->inode is no longer the dentry's inode, is no
- *    directory, and the dentry is one now: MAY_EXEC was checked on a
- *    file under a name that a walk with references would have entered as
- *    a directory (the 6.1 bug). A directory inode that was replaced was
- *    still a directory the walk stood on: unvouched.
+ *    false when nd->inode is no longer the dentry's inode and is no
+ *    directory: link_path_walk() asks MAY_EXEC only after d_can_lookup()
+ *    said the dentry is a directory, so a file's inode there was read
+ *    from a dentry whose inode changed under the walk (the 6.1 bug: a
+ *    file replaced by a directory). What the dentry is by the snapshot
+ *    (a directory, negative, a file again) does not matter: an inode's
+ *    type never changes. A directory inode that was replaced was still a
+ *    directory the walk stood on: unvouched.
  * Moved without that contradiction: unvouched, counted, never false. Every
  * other errno (-ELOOP: the link stack; -EXDEV, -EAGAIN: scoped "..",
  * rename_lock; -EISDIR, -ENAMETOOLONG: the name; ...) is decided on state
@@ -112,7 +115,7 @@ enum dcrace_verdict dcrace_classify_end(const struct dcrace_end_sighting *s)
 		break;
 	case -EACCES:
 	case -EPERM:
-		if (s->inode_stale && !s->inode_dir && s->can_lookup)
+		if (s->inode_stale && !s->inode_dir)
 			return s->result == -EACCES ? DCRACE_FALSE_EACCES :
 						      DCRACE_FALSE_EPERM;
 		break;
