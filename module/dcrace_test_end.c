@@ -40,8 +40,9 @@ static void end_genuine(struct kunit *test)
 /*
  * False only when what the decision used contradicts the state now:
  * may_lookup() checked a non-directory inode that is no longer the
- * dentry's (EACCES, EPERM: it passed d_can_lookup() as a directory); d_can_lookup() said no of a dentry whose
- * d_seq moved and that is a directory now (ENOTDIR).
+ * dentry's (EACCES, EPERM: the dentry had passed d_can_lookup() as a
+ * directory); d_can_lookup() said no of a dentry whose d_seq moved and
+ * that is a directory now (ENOTDIR).
  */
 static void end_false_per_errno(struct kunit *test)
 {
