@@ -230,7 +230,7 @@ chmod 755 "$tmp"
 mut=(--dir "$tmp/mut" --mode mutate --mutators 2 --quiet --threads 2 --duration 60 --max-syscalls 200000)
 "$wl" "${mut[@]}" --mix stat=1,lstat=1,open=1,openat=1 >"$tmp/mut.out" 2>"$tmp/mut.err" || true
 diag "$(cat "$tmp/mut.err")"
-n=$(jget "$tmp/mut.out" '[r["mode"], r["pruner"], r["truth"], r["false_errors"], r["false_enoent"], r["other_errors"], r["paths"], r["mutators"], r["mutations"] > 100, r["uid"]]')
+n=$(jget "$tmp/mut.out" '[r["mode"], r["pruner"], r["truth"], r["false_errors"], r["false_enoent"], r["other_errors"], r["paths"], r["mutators"], r["mutations"] > 0, r["uid"]]')
 ok "$([[ $n == "['mutate', 'none', 'construction', {}, 0, 0, [], 2, True, None]" ]]; echo $?)" \
 	"mutate as root: no pruner, truth by construction, 0 false errors, 0 other errors, 2 mutators mutating ($n)"
 n=$(jget "$tmp/mut.out" '{k: sorted(v) for k, v in r["outcomes_by_path"].items()}, r["allowed"]')
@@ -248,7 +248,7 @@ diag "$(cat "$tmp/uid.err")"
 n=$(jget "$tmp/uid.out" '[r["uid"], r["false_errors"], r["other_errors"], r["outcomes_by_path"]["locked/y"].keys() == {"EACCES"}, r["outcomes_by_path"]["m/y"].get("0", 0) > 0, r["allowed"]["locked/y"]]')
 ok "$([[ $n == "[65534, {}, 0, True, True, ['EACCES']]" ]]; echo $?)" \
 	"--uid 65534: locked/y gives EACCES only, counted as allowed (0 false errors); mNN/y still read ($(jget "$tmp/uid.out" 'r["outcomes_by_path"]'))"
-n=$(jget "$tmp/uid.out" 'r["mutations"] > 100')$(stat -c ' %u' "$tmp/mut/m00" 2>&1 || true)
+n=$(jget "$tmp/uid.out" 'r["mutations"] > 0')$(stat -c ' %u' "$tmp/mut/m00" 2>&1 || true)
 ok "$([[ $n == "True 0" ]]; echo $?)" "--uid 65534: the mutators stay root: they mutate, without errors, and m00 is root's ($n)"
 # A false error: an errno no state allows (the shim's EACCES on stat of
 # m00/y, as root), listed with its errno, counted per errno, and stopping
@@ -262,10 +262,12 @@ ok "$([[ $n == "[{'EACCES': 5}, 0, [('stat', 'EACCES', True), ('stat', 'EACCES',
 # may then give ENOENT too (renamed away), allowed, with --uid or without
 # (as root: 0 or ENOENT). Every outcome counted per path; the renamer ends
 # with locked in place; a setup removes a leftover locked.r.
+# The counts of renames and mutations depend on the scheduler (84 renames
+# in 50000 syscalls on a loaded CI machine, thousands here): > 0 only.
 mkdir -p "$tmp/mut/locked.r" && : >"$tmp/mut/locked.r/y"
 "$wl" "${mut[@]}" --max-syscalls 50000 --uid 65534 --rename-locked >"$tmp/ren.out" 2>"$tmp/ren.err" || true
 diag "$(cat "$tmp/ren.err")"
-n=$(jget "$tmp/ren.out" '[r["rename_locked"], r["locked_renames"] > 100, r["false_errors"], r["other_errors"], r["allowed"]["locked/y"], sorted(r["outcomes_by_path"]["locked/y"])]')
+n=$(jget "$tmp/ren.out" '[r["rename_locked"], r["locked_renames"] > 0, r["false_errors"], r["other_errors"], r["allowed"]["locked/y"], sorted(r["outcomes_by_path"]["locked/y"])]')
 ok "$([[ $n == "[True, True, {}, 0, ['ENOENT', 'EACCES'], ['EACCES', 'ENOENT']]" ]]; echo $?)" \
 	"--rename-locked --uid 65534: locked renamed to and fro, locked/y gives EACCES and ENOENT, both allowed, 0 false errors ($n; $(jget "$tmp/ren.out" 'r["outcomes_by_path"]["locked/y"], r["locked_renames"]'))"
 n=$({ stat -c '%F %a %u' "$tmp/mut/locked" && ls "$tmp/mut"; } 2>&1 | tr '\n' ' ' || true)
