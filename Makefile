@@ -5,6 +5,8 @@
 #                    (LINE=6.12: on the 6.12 line; default LINE=6.1)
 #   make bench       probe cost, time to first false ENOENT, pipeline times
 #                    (writes docs/benchmarks.md and .json; ARGS=--cold too)
+#   make hunt        the hunt: callbacks of RCU walks under KASAN, kernel x
+#                    filesystem x scenario (writes docs/hunt.md; ARGS=--short)
 #   make check       every test (host and in-guest), ends "N passed, N failed"
 #   make kernels     build the line's kernels (VARIANT=debug: the KASAN one,
 #                    VARIANT=debian: fetch Debian's stock ones)
@@ -22,7 +24,7 @@ LINES := 6.1 6.12
 # The line's unfixed kernel (6.1's names carry no line).
 UNFIXED := $(if $(filter 6.1,$(LINE)),unfixed,$(LINE)/unfixed)
 
-.PHONY: all deps kernels initramfs module compare bench check lint help clean
+.PHONY: all deps kernels initramfs module compare bench hunt check lint help clean
 
 all: module
 
@@ -47,9 +49,13 @@ compare: kernels initramfs module
 bench: kernels initramfs module
 	@$(HS)/bench $(ARGS)
 
+hunt: deps initramfs
+	@for l in $(LINES); do $(HS)/build-kernels --line $$l --variant debug || exit 1; done
+	@$(HS)/hunt $(ARGS)
+
 check: deps kernels initramfs module
-	@$(HS)/build-kernels --line 6.1 --variant debug
 	@for l in $(LINES); do \
+		$(HS)/build-kernels --line $$l --variant debug && \
 		$(HS)/build-kernels --line $$l --variant std && \
 		$(HS)/build-kernels --line $$l --variant debian || exit 1; \
 	done

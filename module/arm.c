@@ -161,6 +161,6 @@ unsigned long kprobes_missed(void)
 		if (smp_load_acquire(&sites[i].armed))
 			n += sites[i].kp.nmissed;
 	return n + open_kprobes_missed() + end_kprobes_missed() +
-	       exits_kprobes(NULL, NULL);
+	       exits_kprobes(NULL, NULL) + callbacks_missed();
 }
 

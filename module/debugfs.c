@@ -131,6 +131,7 @@ static int probes_show(struct seq_file *m, void *v)
 	for (i = 0; exit_name(i); i++)
 		seq_printf(m, "walk_exit %s kprobe armed -\n", exit_name(i));
 	lookup_callers_show(m);
+	callbacks_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(probes);

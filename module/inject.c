@@ -114,7 +114,7 @@ int inject_comm_get(char *buf, size_t size)
  * Lockless: this runs in probe handlers, maybe in int3 context. A reader
  * that keeps meeting a writer gives up and does not delay this lookup.
  */
-static bool comm_matches(void)
+bool inject_comm_matches(void)
 {
 	char want[TASK_COMM_LEN];
 	unsigned int seq, tries;
@@ -142,7 +142,7 @@ void maybe_inject(unsigned int window)
 	s64 delay = knob(K_DELAY_US), interval, prob;
 
 	if (!delay || !(knob(K_WINDOW) & window) || !knob(K_TIMES) ||
-	    !comm_matches())
+	    !inject_comm_matches())
 		return;
 	interval = knob(K_INTERVAL);
 	if (interval > 1 && atomic64_inc_return(&inject_count) % interval)

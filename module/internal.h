@@ -133,6 +133,7 @@ int knob_set(struct dcrace_knob *k, const char *buf);
 extern struct dcrace_knob early_test;
 extern bool stack_claim, fast, extra_probes, late_sites, skip_open_return;
 extern bool test_miss_returns;
+extern bool callbacks;
 extern unsigned int test_end_room;
 extern unsigned int selftest_break;
 extern unsigned int skip_probes;
@@ -286,11 +287,23 @@ void inject_init(void);
 #define DCRACE_WINDOW_SAMPLE	1
 #define DCRACE_WINDOW_STEP	2
 #define DCRACE_WINDOW_END	4
+/* the filesystem callbacks' windows: DCRACE_WINDOW_CB << kind */
+#define DCRACE_WINDOW_CB	8
 void maybe_inject(unsigned int window);
+bool inject_comm_matches(void);
 int inject_comm_set(const char *buf, size_t len);
 int inject_comm_get(char *buf, size_t size);
 int inject_delay_set(const char *buf);
 int inject_check(void);
+
+/* ---- the filesystem callbacks of an RCU walk (callbacks.c) ------------ */
+
+enum dcrace_cb_kind { CB_PERMISSION, CB_REVALIDATE, CB_HASH, CB_COMPARE,
+		      CB_GET_LINK, NR_CB_KINDS };
+int callbacks_arm(void);
+void callbacks_disarm(void);
+void callbacks_show(struct seq_file *m);
+unsigned long callbacks_missed(void);
 
 /* ---- core: a step from its start to its judgement (step.c) ------------- */
 

@@ -36,6 +36,9 @@ MODULE_PARM_DESC(fast, "entry-only probes, no kretprobes on the hot path (defaul
 module_param(extra_probes, bool, 0444);
 MODULE_PARM_DESC(extra_probes, "also arm the lookup_fast hit counter (default 0)");
 
+module_param(callbacks, bool, 0444);
+MODULE_PARM_DESC(callbacks, "probe the filesystem callbacks of RCU walks: counted per kind, delayed by window bits 8-128 (default 0)");
+
 /* For tests only: see docs/debugfs.md. */
 module_param(late_sites, bool, 0444);
 MODULE_PARM_DESC(late_sites, "test: no warm-up, return sites armed late under load, no self-check (default 0)");
@@ -69,7 +72,7 @@ MODULE_PARM_DESC(times, "delays left, -1 unlimited (default -1)");
 module_param_cb(verbose, &knob_param_ops, &dcrace_knobs[K_VERBOSE], 0444);
 MODULE_PARM_DESC(verbose, "print a report to dmesg per race (0/1, default 0)");
 module_param_cb(window, &knob_param_ops, &dcrace_knobs[K_WINDOW], 0444);
-MODULE_PARM_DESC(window, "windows delayed, a mask: 1 after the d_seq sample, 2 after a step ends (before may_lookup()/d_can_lookup()), 4 at a walk's end before its snapshot (tests) (default 1)");
+MODULE_PARM_DESC(window, "windows delayed, a mask: 1 after the d_seq sample, 2 after a step ends (before may_lookup()/d_can_lookup()), 4 at a walk's end before its snapshot (tests); with callbacks=1 8 permission, 16 d_revalidate, 32 d_hash, 64 d_compare, 128 get_link (default 1)");
 module_param_cb(comm, &comm_param_ops, NULL, 0444);
 MODULE_PARM_DESC(comm, "delay only tasks with this comm (default: all)");
 
@@ -98,8 +101,11 @@ static int __init dcrace_init(void)
 		learn_walks();
 	if (!err && selftest_wanted())
 		err = selftest_verdict();
+	if (!err && callbacks)
+		err = callbacks_arm();
 	if (err) {
 		/* handlers ran already: what they queued goes too */
+		callbacks_disarm();
 		disarm_all();
 		report_sync();
 		return err;
@@ -116,6 +122,7 @@ static int __init dcrace_init(void)
 static void __exit dcrace_exit(void)
 {
 	debugfs_teardown();
+	callbacks_disarm();
 	disarm_all();
 	report_sync();
 	pr_info("dcrace: unloaded\n");

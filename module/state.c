@@ -45,6 +45,7 @@ struct dcrace_knob early_test = {
 bool stack_claim = true;
 bool fast = true;
 bool extra_probes;
+bool callbacks;
 bool late_sites;
 unsigned int selftest_break;
 bool skip_open_return;

@@ -55,6 +55,12 @@ DCRACE_COUNTER(C_END_UNJUDGED,   "end_unjudged")
 DCRACE_COUNTER(C_END_UNVOUCHED,  "end_unvouched")
 DCRACE_COUNTER(C_END_NOT_JUDGED, "end_not_judged")
 DCRACE_COUNTER(C_SLOTS_RECLAIMED, "slots_reclaimed")
+/* callbacks=1: RCU-mode entries per kind, in enum dcrace_cb_kind's order */
+DCRACE_COUNTER(C_CB_PERMISSION,  "window_permission")
+DCRACE_COUNTER(C_CB_REVALIDATE,  "window_d_revalidate")
+DCRACE_COUNTER(C_CB_HASH,        "window_d_hash")
+DCRACE_COUNTER(C_CB_COMPARE,     "window_d_compare")
+DCRACE_COUNTER(C_CB_GET_LINK,    "window_get_link")
 #undef DCRACE_COUNTER
 #endif
 
@@ -66,7 +72,11 @@ DCRACE_KNOB(K_PROBABILITY, "probability", 0,  100,     100)
 DCRACE_KNOB(K_INTERVAL,    "interval",    1,  INT_MAX, 1)
 DCRACE_KNOB(K_TIMES,       "times",       -1, INT_MAX, -1)
 DCRACE_KNOB(K_VERBOSE,     "verbose",     0,  1,       0)
-/* which windows delay_us widens (a mask): 1 sample, 2 step, 4 walk end */
-DCRACE_KNOB(K_WINDOW,      "window",      1,  7,       1)
+/*
+ * which windows delay_us widens (a mask): 1 sample, 2 step, 4 walk end;
+ * with callbacks=1 the callbacks' entries: 8 permission, 16 d_revalidate,
+ * 32 d_hash, 64 d_compare, 128 get_link
+ */
+DCRACE_KNOB(K_WINDOW,      "window",      1,  255,     1)
 #undef DCRACE_KNOB
 #endif

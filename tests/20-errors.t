@@ -134,8 +134,8 @@ ok "$([[ $t612 == "$k612/src" && $(bash -c 'source "$1/lib.sh"; module_tree open
 	"6.12/open-last builds against the 6.12 tree, open-last against 6.1's"
 expect_error "build-kernels, unknown line" "$EX_USAGE" '^build-kernels: error: unknown line: 7\.0 \(6\.1, 6\.12\)' \
 	env DCRACE_CACHE="$tmp/cache" "$HS/build-kernels" --line 7.0
-expect_error "build-kernels, no debug kernel on 6.12" "$EX_USAGE" '^build-kernels: error: line 6\.12 has no debug kernel' \
-	env DCRACE_CACHE="$tmp/cache" "$HS/build-kernels" --line 6.12 --variant debug
+expect_error "build-kernels, unknown variant" "$EX_USAGE" '^build-kernels: error: unknown variant: kasan \(std, debug or debian\)' \
+	env DCRACE_CACHE="$tmp/cache" "$HS/build-kernels" --line 6.12 --variant kasan
 expect_error "fetch-debian, not a Debian kernel" "$EX_USAGE" '^fetch-debian: error: not a Debian kernel of the table: 6\.12/fixed \(want debian,debian-6\.12,debian-6\.12-rt\)' \
 	env DCRACE_CACHE="$tmp/cache" "$HS/fetch-debian" --kernel 6.12/fixed
 expect_error "run-guest, 6.12 kernel not built" "$EX_USAGE" "kernel '6\.12/fixed' is not built \(run: make kernels LINE=6\.12\)" \

@@ -1,0 +1,498 @@
+"""hunt: the matrix kernel x filesystem x scenario, one job per cell
+(docs/design.md, "The hunt"; docs/hunt.md is what it writes).
+
+A cell boots its kernel once, loads dcrace.ko with callbacks=1 (every
+filesystem callback of an RCU walk probed, delayed for the walkers), runs
+guest/hunt/dcrace-hunt's scenario on the filesystem and reads three
+oracles: the workload's truth table (an errno no state allows), the
+module's rule (false_* in stats) and the kernel's own (a KASAN, lockdep
+or RCU report: the first one of the boot, with its task and syscall).
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import argtypes as A
+from . import defs
+from .logs import InfraError, read_text
+from .runner import HS, ROOT, Child, guarded, progress_done, run_guest_cmd, shown
+
+PROG = "hunt"
+
+# What each filesystem is in the guest, and the scenarios that apply.
+FILESYSTEMS = {
+    "procfs": ("proc-umount", "proc-exit"),
+    "tmpfs": ("lazy-umount", "exchange", "prune"),
+    "ext2": ("lazy-umount", "exchange", "prune"),
+    "ext4": ("lazy-umount", "exchange", "prune"),
+    "vfat": ("lazy-umount", "exchange", "prune"),
+    "overlayfs": ("lazy-umount", "exchange", "prune"),
+}
+DEFAULT_KERNELS = ("pristine-debug", "6.12/pristine-debug")
+DEFAULT_FS = ("tmpfs", "ext4", "procfs", "vfat", "overlayfs")
+# The window bits of dcrace.ko's knob "window" (module/callbacks.c).
+KINDS = ("permission", "d_revalidate", "d_hash", "d_compare", "get_link")
+WINDOW_ALL = 8 | 16 | 32 | 64 | 128
+# The cells make check runs: the finding, its fix, the other line.
+SHORT = ("pristine-debug:procfs:proc-umount", "procfs-debug:procfs:proc-umount",
+         "6.12/pristine-debug:procfs:proc-umount")
+
+HUNT_DIR = "/tmp/dcr-hunt"
+
+
+def cell_id(kernel, fs, scenario):
+    return "%s:%s:%s" % (kernel, fs, scenario)
+
+
+def cell_file(cid):
+    """A cell's file name stem: "6.12/x:procfs:s" -> "6.12-x_procfs_s"."""
+    return defs.file_name(cid).replace(":", "_")
+
+
+def parse_cell(cid):
+    parts = cid.split(":")
+    if len(parts) != 3:
+        raise ValueError("a cell is KERNEL:FS:SCENARIO, not '%s'" % cid)
+    kernel, fs, scenario = parts
+    if kernel not in defs.kernel_names():
+        raise ValueError("unknown kernel '%s' in cell %s" % (kernel, cid))
+    if fs not in FILESYSTEMS:
+        raise ValueError("unknown filesystem '%s' in cell %s (%s)" % (
+            fs, cid, ", ".join(FILESYSTEMS)))
+    if scenario not in FILESYSTEMS[fs]:
+        raise ValueError("scenario '%s' does not apply to %s (%s)" % (
+            scenario, fs, ", ".join(FILESYSTEMS[fs])))
+    return kernel, fs, scenario
+
+
+def jobs(kernels, filesystems, scenarios, args):
+    out = []
+    for k in kernels:
+        for fs in filesystems:
+            for sc in FILESYSTEMS[fs]:
+                if scenarios and sc not in scenarios:
+                    continue
+                cid = cell_id(k, fs, sc)
+                cmd = ["host-scripts/hunt", "--cell", cid, "--duration", str(args.duration),
+                       "--delay-us", str(args.delay_us), "--results", "RESULTS"]
+                out.append({"id": cid, "kernel": k, "fs": fs, "scenario": sc,
+                            "window": WINDOW_ALL, "delay_us": args.delay_us,
+                            "duration": args.duration,
+                            "command": " ".join(shlex.quote(c) for c in cmd),
+                            "result": "RESULTS/%s.json" % cell_file(cid)})
+    return out
+
+
+def fs_setup(fs, scenario):
+    """The guest shell lines that prepare FS; returns (lines, mount spec)."""
+    d = HUNT_DIR
+    if fs == "procfs":
+        return "mkdir -p %s" % d, None
+    if fs == "tmpfs":
+        spec = "tmpfs:tmpfs:size=8m"
+    elif fs == "ext2":
+        return ("mke2fs -q /dev/ram1 || exit 3", "ext2:/dev/ram1") if scenario == "lazy-umount" \
+            else ("mke2fs -q /dev/ram1 && mkdir -p %s && mount -t ext2 /dev/ram1 %s || exit 3" % (d, d),
+                  None)
+    elif fs == "ext4":
+        img = "dd if=/dcrace/copy/ext4.img of=/dev/ram1 bs=1M 2>/dev/null || exit 3"
+        return (img, "ext4:/dev/ram1") if scenario == "lazy-umount" else \
+            ("%s && mkdir -p %s && mount -t ext4 /dev/ram1 %s || exit 3" % (img, d, d), None)
+    elif fs == "vfat":
+        mk = "mkdosfs /dev/ram1 >/dev/null || exit 3"
+        return (mk, "vfat:/dev/ram1") if scenario == "lazy-umount" else \
+            ("%s && mkdir -p %s && mount -t vfat /dev/ram1 %s || exit 3" % (mk, d, d), None)
+    elif fs == "overlayfs":
+        o = "/tmp/dcr-ovl"
+        pre = ("mkdir -p %s %s && mount -t tmpfs tmpfs %s && mkdir -p %s/l %s/u %s/w || exit 3" %
+               (o, d, o, o, o, o))
+        opts = "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w" % (o, o, o)
+        if scenario == "lazy-umount":
+            return pre, "overlay:overlay:" + opts
+        return pre + " && mount -t overlay overlay -o %s %s || exit 3" % (opts, d), None
+    else:
+        raise ValueError(fs)
+    if scenario == "lazy-umount":
+        return "mkdir -p %s" % d, spec
+    typ, src, opts = spec.split(":")
+    return "mkdir -p %s && mount -t %s -o %s %s %s || exit 3" % (d, typ, opts, src, d), None
+
+
+def guest_script(fs, scenario, duration, delay_us):
+    setup, spec = fs_setup(fs, scenario)
+    hunt = ["/dcrace/copy/dcrace-hunt", "--scenario", scenario, "--dir", HUNT_DIR,
+            "--duration", str(duration)]
+    if spec:
+        hunt += ["--mount", spec]
+    if scenario == "exchange":
+        hunt += ["--uid", "65534"]
+    D = "/sys/kernel/debug/dcrace"
+    return "\n".join([
+        setup,
+        "insmod /dcrace/copy/dcrace.ko callbacks=1 comm=dcr-walk delay_us=%d window=%d || exit 3"
+        % (delay_us, WINDOW_ALL),
+        "echo DCRACE-H-BEGIN",
+        "%s >/tmp/hunt.json 2>/tmp/hunt.err; echo DCRACE-H exit $?" % " ".join(hunt),
+        "echo DCRACE-H json $(cat /tmp/hunt.json)",
+        "sed 's/^/DCRACE-H err /' /tmp/hunt.err",
+        "sed 's/^/DCRACE-H stat /' %s/stats" % D,
+        "grep '^callback ' %s/probes | sed 's/^/DCRACE-H probe /'" % D,
+        "echo DCRACE-H-END",
+        "rmmod dcrace",
+        "exit 0",
+    ])
+
+
+SPLAT = defs.SPLAT_RE
+TASK_RES = (re.compile(r"by task (\S+)/(\d+)"),
+            re.compile(r"pid: (\d+), name: (\S+)"),
+            re.compile(r"\bPID: (\d+) Comm: (\S+)"))
+SYSCALL = re.compile(r"(?:__x64_sys_|__do_sys_|__se_sys_)(\w+)")
+
+
+def kernel_findings(log_text):
+    """The kernel's own reports in a boot's log: the first line of each
+    splat, the task it names and the syscall in its call trace."""
+    out = []
+    lines = log_text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = re.sub(r"^\[\s*[\d.]+\]\s*", "", lines[i])
+        if SPLAT.search(line) and defs.SPLAT_OWN not in line and (
+                line.startswith(("BUG:", "WARNING:")) or "possible circular" in line or
+                "suspicious RCU" in line):
+            f = {"oracle": "kasan" if "KASAN" in line else
+                 "lockdep" if ("locking" in line or "lock" in line.split(":")[0]) else
+                 "rcu" if "RCU" in line else "kernel",
+                 "summary": line.strip("= ").strip(), "task": None, "pid": None,
+                 "syscall": None}
+            for ln in lines[i + 1:i + 80]:
+                ln = re.sub(r"^\[\s*[\d.]+\]\s*", "", ln)
+                if ln.startswith(("BUG:", "WARNING:")) and ln != lines[i]:
+                    break
+                for rx in TASK_RES:
+                    m = rx.search(ln)
+                    if m and f["task"] is None:
+                        a, b = m.groups()
+                        f["task"], f["pid"] = (a, int(b)) if not a.isdigit() else (b, int(a))
+                m = SYSCALL.search(ln)
+                if m and f["syscall"] is None:
+                    f["syscall"] = m.group(1)
+            out.append(f)
+        i += 1
+    return out
+
+
+def parse_cell_log(path):
+    text = read_text(path)
+    if "DCRACE-H-END" not in text:
+        raise InfraError("the cell did not finish in the guest (log %s)" % shown(path))
+    res = {"exit": None, "workload": None, "err": [], "stats": {}, "callbacks": []}
+    for line in text.splitlines():
+        line = re.sub(r"^\[\s*[\d.]+\]\s*", "", line)
+        if not line.startswith("DCRACE-H "):
+            continue
+        _, key, rest = (line.split(" ", 2) + [""])[:3]
+        if key == "exit":
+            res["exit"] = int(rest)
+        elif key == "json":
+            try:
+                res["workload"] = json.loads(rest)
+            except ValueError:
+                res["workload"] = None
+        elif key == "err":
+            res["err"].append(rest)
+        elif key == "stat":
+            k, _, v = rest.partition(": ")
+            if v.strip().lstrip("-").isdigit():
+                res["stats"][k] = int(v)
+        elif key == "probe":
+            p = rest.split()
+            # callback SYM kprobe armed|missing HITS FS:KIND
+            if len(p) == 6:
+                fs, _, kind = p[5].partition(":")
+                res["callbacks"].append({"sym": p[1], "state": p[3], "hits": int(p[4]),
+                                         "fs": fs, "kind": kind})
+    if res["workload"] is None:
+        raise InfraError("no result from dcrace-hunt (exit %s: %s; log %s)" % (
+            res["exit"], " ".join(res["err"])[:200], shown(path)))
+    # the kernel's reports, outside our own markers' lines
+    res["kernel_findings"] = kernel_findings(text)
+    return res
+
+
+def judge(cell, res):
+    """Findings per oracle, and whether the cell reached its windows."""
+    w = res["workload"]
+    st = res["stats"]
+    tids = set(w.get("walker_tids", [])) | {w.get("ctl_tid")}
+    findings = []
+    for f in res["kernel_findings"]:
+        f = dict(f)
+        f["by_workload"] = f["pid"] in tids or (f["task"] or "").startswith("dcr-")
+        findings.append(f)
+    for name in ("false_enoent", "false_enotdir", "false_eacces", "false_eperm"):
+        if st.get(name, 0):
+            findings.append({"oracle": "rule", "summary": "dcrace: %s %d" % (name, st[name]),
+                             "task": "dcr-walk", "pid": None, "syscall": None,
+                             "by_workload": True})
+    for k, v in sorted(w.get("false_errors", {}).items()):
+        findings.append({"oracle": "truth", "summary": "user-visible %s x%d" % (k, v),
+                         "task": "dcr-walk", "pid": None, "syscall": None, "by_workload": True})
+    hits = {k: st.get("window_" + k, 0) for k in KINDS}
+    reached = sum(hits.values()) > 0 and st.get("injected_delays", 0) > 0
+    why = None
+    if not reached:
+        why = "no callback of an RCU walk was entered by the walkers"
+    if w.get("ctl_errors"):
+        why = (why + "; " if why else "") + "controller: " + w.get("ctl_error", "")
+    return {"id": cell, "calls": w.get("calls", 0), "iterations": w.get("iterations", 0),
+            "seconds": w.get("seconds"), "window_hits": hits,
+            "delays": st.get("injected_delays", 0), "reached": reached, "why": why,
+            "callbacks_armed": sorted({c["fs"] for c in res["callbacks"]
+                                       if c["state"] == "armed"}),
+            "callbacks_hit": sorted("%s:%s" % (c["sym"], c["hits"]) for c in res["callbacks"]
+                                    if c["hits"]),
+            "findings": findings, "outcomes": w.get("outcomes", {})}
+
+
+def build_hunt_binary(tmp):
+    out = os.path.join(tmp, "dcrace-hunt")
+    src = os.path.join(ROOT, "guest", "hunt", "dcrace-hunt.c")
+    r = subprocess.run(["gcc", "-O2", "-static", "-pthread", "-Wall", "-Wextra", "-Werror",
+                        "-o", out, src], capture_output=True, text=True, check=False)
+    if r.returncode:
+        raise InfraError("building dcrace-hunt failed: %s" % r.stderr.strip()[-300:])
+    return out
+
+
+def ext4_image(tmp):
+    img = os.path.join(tmp, "ext4.img")
+    with open(img, "wb") as f:
+        f.truncate(16 << 20)
+    for opts in (["-O", "casefold"], []):
+        r = subprocess.run(["mkfs.ext4", "-q", "-F"] + opts + [img], capture_output=True,
+                           check=False)
+        if r.returncode == 0:
+            return img
+    raise InfraError("mkfs.ext4 failed")
+
+
+def run_cell(cid, args, tmp):
+    kernel, fs, scenario = parse_cell(cid)
+    ko = subprocess.run([os.path.join(HS, "build-module"), "--kernel", kernel],
+                        capture_output=True, text=True, check=False)
+    if ko.returncode:
+        raise InfraError("build-module --kernel %s: %s" % (
+            kernel, (ko.stderr.strip().splitlines() or ["failed"])[-1]))
+    copies = [ko.stdout.strip(), build_hunt_binary(tmp)]
+    if fs == "ext4":
+        copies.append(ext4_image(tmp))
+    log = os.path.join(args.results, "%s.log" % cell_file(cid))
+    cmd = run_guest_cmd(kernel, log, guest_script(fs, scenario, args.duration, args.delay_us),
+                        args.duration * 4 + 300, mem="1536M", copies=copies)
+    t0 = time.time()
+    rc, _, err = Child(cmd).run(keep_stdout=False)
+    wall = time.time() - t0
+    if rc != 0:
+        raise InfraError("cell %s: run-guest exit %d: %s (log %s)" % (
+            cid, rc, (err.strip().splitlines() or [""])[-1], shown(log)))
+    res = parse_cell_log(log)
+    j = judge(cid, res)
+    j.update({"kernel": kernel, "fs": fs, "scenario": scenario, "wall_s": round(wall, 1),
+              "log": os.path.basename(log), "delay_us": args.delay_us,
+              "window": WINDOW_ALL})
+    with open(os.path.join(args.results, "%s.json" % cell_file(cid)), "w") as f:
+        json.dump(j, f, indent=1, sort_keys=True)
+        f.write("\n")
+    nf = len(j["findings"])
+    progress_done("%s: %d calls, window hits %s, %s in %.0f s" % (
+        cid, j["calls"], "/".join(str(j["window_hits"][k]) for k in KINDS),
+        "%d finding(s): %s" % (nf, "; ".join(f["summary"] for f in j["findings"]))
+        if nf else "no finding", wall))
+    return j
+
+
+def fmt_findings(j):
+    if not j["findings"]:
+        return "none"
+    out = []
+    for f in j["findings"]:
+        who = ""
+        if f.get("task"):
+            who = " (%s%s%s)" % (f["task"], ", %s()" % f["syscall"] if f.get("syscall") else "",
+                                 "" if f.get("by_workload") else ", not the workload's")
+        out.append("%s: `%s`%s" % (f["oracle"], f["summary"].replace("|", "/")[:90], who))
+    return "<br>".join(out)
+
+
+def render(cells, wall, out):
+    lines = [
+        "# The hunt: callbacks of RCU walks, widened, judged",
+        "",
+        "Written by `host-scripts/hunt` (do not edit: rerun it). Each cell boots its",
+        "kernel once, loads dcrace.ko with `callbacks=1 comm=dcr-walk delay_us=D",
+        "window=%d` (every filesystem callback of an RCU walk delayed for the" % WINDOW_ALL,
+        "walkers: docs/design.md, \"The hunt\"), runs one scenario of",
+        "`guest/hunt/dcrace-hunt` on one filesystem and reads three oracles:",
+        "`truth` (an errno no state of the scenario allows, seen by user space),",
+        "`rule` (dcrace.ko's `false_*` verdicts) and the kernel's own (`kasan`,",
+        "`lockdep`, `rcu`: the first report of the boot, with the task it names",
+        "and the syscall in its call trace).",
+        "",
+        "How to read a cell: *window hits* are RCU-mode entries of the walkers",
+        "into each callback kind (permission / d_revalidate / d_hash / d_compare /",
+        "get_link); a cell whose hits are all 0 did not reach its windows and says",
+        "why. *calls* are the walkers' stat() and open() calls.",
+        "",
+    ]
+    if wall is not None:
+        lines += ["Matrix: %d cells in %.0f s wall (%s)." % (len(cells), wall,
+                                                          time.strftime("%Y-%m-%d")), ""]
+    lines += ["| cell | calls | cycles | window hits | delays | findings |",
+              "| --- | ---: | ---: | --- | ---: | --- |"]
+    for j in cells:
+        hits = "/".join(str(j["window_hits"][k]) for k in KINDS)
+        if not j["reached"]:
+            hits += " (not reached: %s)" % j["why"]
+        elif j.get("why"):
+            hits += " (%s)" % j["why"]
+        lines.append("| `%s` | %d | %d | %s | %d | %s |" % (
+            j["id"], j["calls"], j["iterations"], hits, j["delays"], fmt_findings(j)))
+    lines += [
+        "",
+        "Findings with a report: docs/findings/ (each with its reproducer, the",
+        "upstream fix and the variant kernel that makes the same cell clean).",
+        "",
+        "## The job list",
+        "",
+        "`host-scripts/hunt --list` prints the matrix as JSON, one job per cell;",
+        "each job's `command` runs alone (one boot) and writes its own `result`",
+        "(RESULTS is a directory of the runner's choice). A CI matrix or a",
+        "LAVA/KernelCI-style runner takes the list as is; `host-scripts/hunt",
+        "--render DIR` collects the results into this page. Generated example",
+        "(first two jobs of the default matrix):",
+        "",
+        "```json",
+    ]
+    ex = jobs(DEFAULT_KERNELS, DEFAULT_FS, None,
+              argparse.Namespace(duration=10, delay_us=100))[:2]
+    lines += json.dumps(ex, indent=1).splitlines()
+    lines += ["```", "",
+              "A GitHub Actions matrix over it, for instance:", "",
+              "```yaml",
+              "strategy:",
+              "  matrix:",
+              "    cell: ${{ fromJSON(needs.list.outputs.cells) }}  # hunt --list | jq -c '[.[].id]'",
+              "steps:",
+              "  - run: host-scripts/hunt --cell '${{ matrix.cell }}' --results results/hunt",
+              "```", ""]
+    with open(out, "w") as f:
+        f.write("\n".join(lines))
+
+
+def read_results(d):
+    cells = []
+    for n in sorted(os.listdir(d)):
+        if n.endswith(".json"):
+            with open(os.path.join(d, n)) as f:
+                cells.append(json.load(f))
+    return cells
+
+
+def main(argv):
+    p = A.Parser(
+        prog=PROG,
+        description="The hunt: kernels x filesystems x scenarios, one boot per cell; "
+                    "writes docs/hunt.md (docs/design.md, \"The hunt\").",
+        epilog="Cells are KERNEL:FS:SCENARIO. Filesystems and their scenarios: %s.\n"
+               "Exit: 0 done (findings or not), 64 bad usage, 3 infrastructure error, "
+               "130 interrupted." % "; ".join(
+                   "%s (%s)" % (k, ", ".join(v)) for k, v in FILESYSTEMS.items()))
+    p.add_argument("--list", action="store_true", help="print the job list (JSON) and exit")
+    p.add_argument("--cell", action="append", default=[], metavar="ID",
+                   help="run this cell only (repeatable)")
+    p.add_argument("--short", action="store_true",
+                   help="the short matrix make check runs: %s" % ", ".join(SHORT))
+    p.add_argument("--kernels", default=",".join(DEFAULT_KERNELS),
+                   help="comma-separated (default %(default)s)")
+    p.add_argument("--fs", default=",".join(DEFAULT_FS), help="comma-separated (default %(default)s)")
+    p.add_argument("--scenarios", default="", help="comma-separated (default: all that apply)")
+    p.add_argument("--duration", type=A.int_range(1, 3600), default=10,
+                   help="seconds of workload per cell (default %(default)s)")
+    p.add_argument("--delay-us", type=A.int_range(1, 10000), default=100,
+                   help="busy-wait at each callback entry, us (default %(default)s)")
+    p.add_argument("--results", help="where cells write (default results/hunt-<time>)")
+    p.add_argument("--out", help="write the page here (default docs/hunt.md for a full "
+                                 "matrix, else RESULTS/hunt.md)")
+    p.add_argument("--render", metavar="DIR", help="only render the results in DIR")
+    a = p.parse_args(argv)
+
+    def body():
+        kernels = [k for k in a.kernels.split(",") if k]
+        fss = [f for f in a.fs.split(",") if f]
+        scs = [s for s in a.scenarios.split(",") if s] or None
+        for k in kernels:
+            if k not in defs.kernel_names():
+                p.error("unknown kernel '%s'" % k)
+        for f in fss:
+            if f not in FILESYSTEMS:
+                p.error("unknown filesystem '%s' (%s)" % (f, ", ".join(FILESYSTEMS)))
+        all_sc = {s for v in FILESYSTEMS.values() for s in v}
+        for s in scs or ():
+            if s not in all_sc:
+                p.error("unknown scenario '%s' (%s)" % (s, ", ".join(sorted(all_sc))))
+        if a.render:
+            cells = read_results(a.render)
+            if not cells:
+                raise InfraError("no cell results in %s" % a.render)
+            out = a.out or os.path.join(a.render, "hunt.md")
+            render(cells, None, out)
+            print(shown(out))
+            return defs.EX_OK
+        if a.cell or a.short:
+            ids = list(a.cell) + (list(SHORT) if a.short else [])
+            for c in ids:
+                try:
+                    parse_cell(c)
+                except ValueError as e:
+                    p.error(str(e))
+        else:
+            ids = [j["id"] for j in jobs(kernels, fss, scs, a)]
+        if a.list:
+            sel = [j for j in jobs(kernels, fss, scs, a) if j["id"] in ids] if not (
+                a.cell or a.short) else [j for j in jobs(
+                    sorted({parse_cell(c)[0] for c in ids}), list(FILESYSTEMS), None, a)
+                    if j["id"] in ids]
+            json.dump(sel, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+            return defs.EX_OK
+        if not a.results:
+            a.results = os.path.join(ROOT, "results", "hunt-%s-%d" % (
+                time.strftime("%Y%m%d-%H%M%S"), os.getpid()))
+        os.makedirs(a.results, exist_ok=True)
+        t0 = time.time()
+        cells = []
+        with tempfile.TemporaryDirectory(prefix="dcrace-hunt.") as tmp:
+            for c in ids:
+                cells.append(run_cell(c, a, tmp))
+        wall = time.time() - t0
+        full = not (a.cell or a.short) and a.kernels == ",".join(DEFAULT_KERNELS) and \
+            a.fs == ",".join(DEFAULT_FS) and not scs
+        out = a.out or (os.path.join(ROOT, "docs", "hunt.md") if full else
+                        os.path.join(a.results, "hunt.md"))
+        render(cells, wall, out)
+        nf = sum(1 for j in cells if j["findings"])
+        print("hunt: %d cells, %d with findings, %d not reaching their windows, %.0f s; "
+              "page %s, results %s" % (len(cells), nf, sum(1 for j in cells if not j["reached"]),
+                                       wall, shown(out), shown(a.results)))
+        return defs.EX_OK
+
+    return guarded(PROG, body)

@@ -1,0 +1,76 @@
+#!/bin/bash
+# The hunt (docs/design.md, "The hunt"): the job list, bad cells, the
+# parser of the kernel's reports on a canned KASAN log, and the short
+# matrix for real on both lines: Debian's pristine 6.1 with KASAN has the
+# procfs use-after-free (proc_fs_info freed without a grace period, read
+# by ->get_link() in an RCU walk after a lazy umount), found by the
+# generic proc-umount scenario and attributed to a walker; the one-patch
+# fix (procfs-debug) and 6.12 (which has it) are clean with the same
+# windows reached.
+set -euo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+plan 12
+
+tmp_dir
+H=$HS/hunt
+rcof() { cat "$tmp/$1.rc" 2>/dev/null || echo x; }
+run() {
+	local name=$1 rc=0
+	shift
+	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+	echo "$rc" >"$tmp/$name.rc"
+}
+
+run help "$H" --help
+ok "$([[ $(rcof help) -eq 0 ]] && grep -q 'KERNEL:FS:SCENARIO' "$tmp/help.out"; echo $?)" "hunt --help (exit $(rcof help))"
+
+run list "$H" --list
+n=$(jq -r '[length, ([.[] | select((.command | startswith("host-scripts/hunt --cell ")) and (.result | startswith("RESULTS/")))] | length), ([.[].kernel] | unique | join(",")), ([.[] | select(.fs == "procfs")] | length)] | @tsv' "$tmp/list.out" 2>&1 || true)
+ok "$([[ $(rcof list) -eq 0 && $n == $'28\t28\t6.12/pristine-debug,pristine-debug\t4' ]]; echo $?)" \
+	"--list: the default matrix as a job list, 2 kernels x 5 filesystems x their scenarios = 28 jobs, each one command and its result file ($n)"
+
+res=""
+for bad in "--cell nope" "--cell pristine-debug:procfs:exchange" "--cell pristine-debug:zfs:prune" "--cell nokernel:procfs:proc-exit" "--fs zfs" "--scenarios nope" "--duration 0"; do
+	# shellcheck disable=SC2086
+	run bad "$H" $bad --results "$tmp/never"
+	res+="$(rcof bad):$(grep -c . "$tmp/bad.err") "
+done
+ok "$([[ $res == "64:1 64:1 64:1 64:1 64:1 64:1 64:1 " && ! -e $tmp/never ]]; echo $?)" \
+	"bad cells, filesystems, scenarios, durations: usage errors of one line, nothing run ($res)"
+
+# The kernel's reports, parsed: the first line, the task, the syscall.
+n=$(cd "$HS" || exit 1; python3 -c '
+import json, sys
+from dcrace_harness import hunt
+f = hunt.kernel_findings(open(sys.argv[1]).read())
+print(json.dumps([(x["oracle"], x["summary"], x["task"], x["pid"], x["syscall"]) for x in f]))
+' "$ROOT/tests/canned/hunt-kasan.log" 2>&1 || true)
+ok "$([[ $n == '[["kasan", "BUG: KASAN: slab-use-after-free in proc_self_get_link+0x2e/0x140", "dcr-walk", 212, "newfstatat"], ["lockdep", "WARNING: possible circular locking dependency detected", "dcr-ctl", 211, "umount"]]' ]]; echo $?)" \
+	"a canned log: a KASAN report and a lockdep one, each with its task, pid and syscall ($n)"
+
+# The short matrix, for real (3 boots of the debug kernels).
+run short "$H" --short --duration 8 --results "$tmp/res"
+diag "$(cat "$tmp/short.err")"
+ok "$([[ $(rcof short) -eq 0 ]]; echo $?)" "hunt --short ran its 3 cells (exit $(rcof short); $(tail -n 1 "$tmp/short.out"))"
+cell() { jq -c "$2" "$tmp/res/$1.json" 2>/dev/null || echo missing; }
+bug=pristine-debug_procfs_proc-umount
+fix=procfs-debug_procfs_proc-umount
+c612=6.12-pristine-debug_procfs_proc-umount
+n=$(cell $bug '[.findings[] | select(.oracle == "kasan") | [(.summary | test("use-after-free in proc_(thread_)?self_get_link")), .task, .by_workload, .syscall != null]] | first')
+ok "$([[ $n == '[true,"dcr-walk",true,true]' ]]; echo $?)" \
+	"pristine-debug, procfs, proc-umount: KASAN use-after-free in proc_self_get_link, by a walker, in a syscall ($n; $(cell $bug '[.findings[].summary]'))"
+for c in $bug $fix $c612; do
+	n=$(cell "$c" '[.reached, .window_hits.get_link > 0, .window_hits.permission > 0, .calls > 0, .iterations > 0]')
+	ok "$([[ $n == '[true,true,true,true,true]' ]]; echo $?)" \
+		"$c: the windows reached: get_link and permission entries of the walkers in RCU mode, calls and cycles made ($n; $(cell "$c" '.window_hits'))"
+done
+for c in $fix $c612; do
+	n=$(cell "$c" '[.findings | length, .outcomes["self/status"] | keys]')
+	ok "$([[ $n == '[0,["0","ENOENT"]]' ]]; echo $?)" \
+		"$c: clean, no finding of any oracle, self/status succeeded and failed ENOENT as allowed ($n)"
+done
+n=$(grep -c '^| `' "$tmp/res/hunt.md" 2>/dev/null || echo 0)
+ok "$([[ $n -eq 3 ]] && grep -q 'proc_self_get_link' "$tmp/res/hunt.md"; echo $?)" \
+	"the page of the short matrix: 3 cells, the finding named ($n rows)"
+done_testing
