@@ -31,7 +31,7 @@ ok "$([[ $(rcof list) -eq 0 && $n == $'28\t28\t6.12/pristine-debug,pristine-debu
 	"--list: the default matrix as a job list, 2 kernels x 5 filesystems x their scenarios = 28 jobs, each one command and its result file ($n)"
 
 res=""
-for bad in "--cell nope" "--cell pristine-debug:procfs:exchange" "--cell pristine-debug:zfs:prune" "--cell nokernel:procfs:proc-exit" "--fs zfs" "--scenarios nope" "--duration 0"; do
+for bad in "--cell nope" "--cell pristine-debug:procfs:replace" "--cell pristine-debug:zfs:prune" "--cell nokernel:procfs:proc-exit" "--fs zfs" "--scenarios nope" "--duration 0"; do
 	# shellcheck disable=SC2086
 	run bad "$H" $bad --results "$tmp/never"
 	res+="$(rcof bad):$(grep -c . "$tmp/bad.err") "

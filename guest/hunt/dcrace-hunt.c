@@ -16,9 +16,10 @@
  *                then the cwd left (the last proc inode of its pid goes)
  *   lazy-umount  --mount TYPE:SOURCE[:OPTIONS] mounted on --dir, a small
  *                tree made, the cwd in it, unmounted lazily, left
- *   exchange     n00..: a file and a directory swapped by
- *                renameat2(RENAME_EXCHANGE), a 0700 directory renamed to
- *                and fro; walkers (with --uid) walk nNN/y and locked/y
+ *   replace      nNN turns file <-> directory in place, xNN (a directory)
+ *                and tNN (a file) swap names (RENAME_EXCHANGE), locked
+ *                renamed to and fro, its mode 0700 <-> 0755; walkers
+ *                (with --uid) walk nNN/y, xNN/y and locked/y
  *   prune        walkers stat files on --dir while the controller writes
  *                2 to /proc/sys/vm/drop_caches
  *
@@ -74,7 +75,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: dcrace-hunt --scenario S [options]\n"
 "\n"
-"Scenarios: proc-umount, proc-exit, lazy-umount, exchange, prune (see the\n"
+"Scenarios: proc-umount, proc-exit, lazy-umount, replace, prune (see the\n"
 "head of guest/hunt/dcrace-hunt.c or docs/design.md, \"The hunt\").\n"
 "\n"
 "  --dir D          where the scenario works (default /tmp/dcr-hunt)\n"
@@ -83,7 +84,7 @@ static void usage(FILE *f)
 "  --iterations N   stop after N controller cycles too (default: none)\n"
 "  --walkers N      walker threads, 1-%d (default 2)\n"
 "  --hold-us N      how long each state is held, us (default 2000)\n"
-"  --uid N          exchange: the walkers run as uid/gid N\n"
+"  --uid N          replace: the walkers run as uid/gid N\n"
 "  -h, --help       this text\n", MAX_WALKERS);
 }
 
@@ -152,7 +153,8 @@ static pid_t sleeper;
 
 static void proc_umount_cycle(void)
 {
-	if (mount("proc", cfg.dir, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+	if (mount("proc", cfg.dir, "proc",
+		  MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME, NULL))
 		return ctl_fail("mount proc on %s: %s", cfg.dir, strerror(errno));
 	if (chdir(cfg.dir))
 		return ctl_fail("chdir %s: %s", cfg.dir, strerror(errno));
@@ -206,7 +208,7 @@ static void lazy_umount_cycle(void)
 {
 	char p[512];
 
-	if (mount(m_src, cfg.dir, m_type, 0, m_opts[0] ? m_opts : NULL))
+	if (mount(m_src, cfg.dir, m_type, MS_NOATIME, m_opts[0] ? m_opts : NULL))
 		return ctl_fail("mount %s %s on %s: %s", m_type, m_src, cfg.dir,
 				strerror(errno));
 	snprintf(p, sizeof(p), "%s/d", cfg.dir);
@@ -233,23 +235,42 @@ static void lazy_umount_cycle(void)
 	hold();
 }
 
-static void exchange_cycle(void)
+/*
+ * replace: nNN turns file <-> directory in place (the same dentry goes
+ * negative, then positive with the other type: 6.1's may_lookup() EACCES),
+ * xNN (a directory) and tNN (a file) swap names (RENAME_EXCHANGE), locked
+ * is renamed to and fro and its mode flips 0700 <-> 0755.
+ */
+static void replace_cycle(void)
 {
-	char a[512], b[512];
+	char a[64], b[64];
+	struct stat st;
 	int i;
 
 	for (i = 0; i < 2; i++) {
 		snprintf(a, sizeof(a), "n%02d", i);
+		snprintf(b, sizeof(b), "n%02d/y", i);
+		if (!lstat(a, &st) && S_ISDIR(st.st_mode)) {
+			if (unlink(b) || rmdir(a))
+				ctl_fail("rmdir %s: %s", a, strerror(errno));
+			write_file(a, 0644);
+		} else {
+			if (unlink(a) || mkdir(a, 0755))
+				ctl_fail("mkdir %s: %s", a, strerror(errno));
+			write_file(b, 0644);
+		}
+		snprintf(a, sizeof(a), "x%02d", i);
 		snprintf(b, sizeof(b), "t%02d", i);
 		if (syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b,
 			    RENAME_EXCHANGE))
 			ctl_fail("renameat2 %s %s EXCHANGE: %s", a, b,
 				 strerror(errno));
 	}
-	if (rename("locked", "locked.r"))
+	if (rename("locked", "locked.r") || rename("locked.r", "locked"))
 		ctl_fail("rename locked: %s", strerror(errno));
-	if (rename("locked.r", "locked"))
-		ctl_fail("rename locked.r: %s", strerror(errno));
+	if (!stat("locked", &st) &&
+	    chmod("locked", (st.st_mode & 0777) == 0700 ? 0755 : 0700))
+		ctl_fail("chmod locked: %s", strerror(errno));
 }
 
 static void prune_cycle(void)
@@ -308,22 +329,33 @@ static int setup(void (**cycle)(void))
 		add_path("ll", ok_enoent);
 		add_path("D/F", ok_enoent);
 		*cycle = lazy_umount_cycle;
-	} else if (!strcmp(cfg.scenario, "exchange")) {
-		/* nNN: a directory (with y) or a file; tNN the other */
+	} else if (!strcmp(cfg.scenario, "replace")) {
+		/* nNN: a file or a directory holding y; xNN/tNN swapped */
 		static const int n_ok[] = { 0, ENOENT, ENOTDIR, -1 };
 		static const int locked_ok[] = { 0, ENOENT, EACCES, -1 };
 
 		if (chdir(cfg.dir))
 			return 3;
 		for (i = 0; i < 2; i++) {
+			snprintf(p, sizeof(p), "n%02d/y", i);
+			unlink(p);
 			snprintf(p, sizeof(p), "n%02d", i);
+			unlink(p);
+			rmdir(p);
+			write_file(p, 0644);
+			snprintf(p, sizeof(p), "x%02d", i);
+			unlink(p);
 			if (mkdir(p, 0755) && errno != EEXIST)
 				return 3;
-			snprintf(p, sizeof(p), "n%02d/y", i);
+			snprintf(p, sizeof(p), "x%02d/y", i);
 			write_file(p, 0644);
 			snprintf(p, sizeof(p), "t%02d", i);
+			if (rmdir(p) && errno == ENOTDIR)
+				unlink(p);
 			write_file(p, 0644);
 			snprintf(p, sizeof(p), "n%02d/y", i);
+			add_path(p, n_ok);
+			snprintf(p, sizeof(p), "x%02d/y", i);
 			add_path(p, n_ok);
 		}
 		rename("locked.r", "locked");
@@ -332,7 +364,7 @@ static int setup(void (**cycle)(void))
 		chmod("locked", 0700);
 		write_file("locked/y", 0644);
 		add_path("locked/y", cfg.uid >= 0 ? locked_ok : ok_enoent);
-		*cycle = exchange_cycle;
+		*cycle = replace_cycle;
 	} else if (!strcmp(cfg.scenario, "prune")) {
 		if (chdir(cfg.dir))
 			return 3;
@@ -437,8 +469,8 @@ int main(int argc, char **argv)
 	}
 	if (!cfg.dir)
 		cfg.dir = "/tmp/dcr-hunt";
-	if (cfg.uid >= 0 && strcmp(cfg.scenario, "exchange")) {
-		fprintf(stderr, "dcrace-hunt: --uid is for scenario exchange\n");
+	if (cfg.uid >= 0 && strcmp(cfg.scenario, "replace")) {
+		fprintf(stderr, "dcrace-hunt: --uid is for scenario replace\n");
 		return 2;
 	}
 	rc = setup(&cycle);

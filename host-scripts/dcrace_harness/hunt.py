@@ -29,17 +29,18 @@ PROG = "hunt"
 # What each filesystem is in the guest, and the scenarios that apply.
 FILESYSTEMS = {
     "procfs": ("proc-umount", "proc-exit"),
-    "tmpfs": ("lazy-umount", "exchange", "prune"),
-    "ext2": ("lazy-umount", "exchange", "prune"),
-    "ext4": ("lazy-umount", "exchange", "prune"),
-    "vfat": ("lazy-umount", "exchange", "prune"),
-    "overlayfs": ("lazy-umount", "exchange", "prune"),
+    "tmpfs": ("lazy-umount", "replace", "prune"),
+    "ext2": ("lazy-umount", "replace", "prune"),
+    "ext4": ("lazy-umount", "replace", "prune"),
+    "vfat": ("lazy-umount", "replace", "prune"),
+    "overlayfs": ("lazy-umount", "replace", "prune"),
 }
 DEFAULT_KERNELS = ("pristine-debug", "6.12/pristine-debug")
 DEFAULT_FS = ("tmpfs", "ext4", "procfs", "vfat", "overlayfs")
-# The window bits of dcrace.ko's knob "window" (module/callbacks.c).
+# The window bits of dcrace.ko's knob "window" (module/callbacks.c): every
+# callback kind, and the walk's own window after a step (2).
 KINDS = ("permission", "d_revalidate", "d_hash", "d_compare", "get_link")
-WINDOW_ALL = 8 | 16 | 32 | 64 | 128
+WINDOW_ALL = 2 | 8 | 16 | 32 | 64 | 128
 # The cells make check runs: the finding, its fix, the other line.
 SHORT = ("pristine-debug:procfs:proc-umount", "procfs-debug:procfs:proc-umount",
          "6.12/pristine-debug:procfs:proc-umount")
@@ -131,7 +132,7 @@ def guest_script(fs, scenario, duration, delay_us):
             "--duration", str(duration)]
     if spec:
         hunt += ["--mount", spec]
-    if scenario == "exchange":
+    if scenario == "replace":
         hunt += ["--uid", "65534"]
     D = "/sys/kernel/debug/dcrace"
     return "\n".join([
