@@ -120,6 +120,12 @@ build_key() {
 		echo "variant $variant"
 		echo "tarball $tarid"
 		patch_dir_files | xargs -0 cat
+		# the kernels of the group and their series: a kernel added to
+		# the table is a new key, not a cached group without it
+		local name
+		for name in $(kernel_names "$variant" "$DCRACE_LINE"); do
+			echo "kernel $name $(kernel_field "$name" patches)"
+		done
 		cat "$DCRACE_ROOT/guest/kernel.config"
 		if [[ $variant == debug ]]; then
 			cat "$DCRACE_ROOT/guest/debug.config"

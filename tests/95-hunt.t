@@ -4,13 +4,15 @@
 # matrix for real on both lines: Debian's pristine 6.1 with KASAN has the
 # procfs use-after-free (proc_fs_info freed without a grace period, read
 # by ->get_link() in an RCU walk after a lazy umount), found by the
-# generic proc-umount scenario and attributed to a walker; the one-patch
-# fix (procfs-debug) and 6.12 (which has it) are clean with the same
-# windows reached.
+# generic proc-umount scenario and attributed to a walker, and so is a
+# bogus ESRCH (may_lookup() returns a lazy ->permission() failure on an
+# evicted /proc/<pid> inode: the EACCES bug's root through another
+# filesystem); each one-patch fix (procfs-debug, backport-debug) removes
+# its finding, 6.12 (which has both) is clean, the same windows reached.
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 12
+plan 14
 
 tmp_dir
 H=$HS/hunt
@@ -47,30 +49,41 @@ f = hunt.kernel_findings(open(sys.argv[1]).read())
 print(json.dumps([(x["oracle"], x["summary"], x["task"], x["pid"], x["syscall"]) for x in f]))
 ' "$ROOT/tests/canned/hunt-kasan.log" 2>&1 || true)
 ok "$([[ $n == '[["kasan", "BUG: KASAN: slab-use-after-free in proc_self_get_link+0x2e/0x140", "dcr-walk", 212, "newfstatat"], ["lockdep", "WARNING: possible circular locking dependency detected", "dcr-ctl", 211, "umount"]]' ]]; echo $?)" \
-	"a canned log: a KASAN report and a lockdep one, each with its task, pid and syscall ($n)"
+	"a canned log: a KASAN report (printed twice, a stale \"? __do_sys_fstat\" frame in its trace) and a lockdep one, each once with its task, pid and syscall ($n)"
 
-# The short matrix, for real (3 boots of the debug kernels).
+# The short matrix, for real (4 boots of the debug kernels).
 run short "$H" --short --duration 8 --results "$tmp/res"
 diag "$(cat "$tmp/short.err")"
 ok "$([[ $(rcof short) -eq 0 ]]; echo $?)" "hunt --short ran its 3 cells (exit $(rcof short); $(tail -n 1 "$tmp/short.out"))"
 cell() { jq -c "$2" "$tmp/res/$1.json" 2>/dev/null || echo missing; }
 bug=pristine-debug_procfs_proc-umount
 fix=procfs-debug_procfs_proc-umount
+bp=backport-debug_procfs_proc-umount
 c612=6.12-pristine-debug_procfs_proc-umount
+kern='[.findings[] | select(.oracle == "kasan" or .oracle == "lockdep" or .oracle == "rcu" or .oracle == "kernel")]'
+esrch='[.findings[] | select(.oracle == "truth" and (.summary | test("ESRCH")))] | length > 0'
 n=$(cell $bug '[.findings[] | select(.oracle == "kasan") | [(.summary | test("use-after-free in proc_(thread_)?self_get_link")), .task, .by_workload, .syscall != null]] | first')
 ok "$([[ $n == '[true,"dcr-walk",true,true]' ]]; echo $?)" \
 	"pristine-debug, procfs, proc-umount: KASAN use-after-free in proc_self_get_link, by a walker, in a syscall ($n; $(cell $bug '[.findings[].summary]'))"
-for c in $bug $fix $c612; do
+for c in $bug $fix $bp $c612; do
 	n=$(cell "$c" '[.reached, .window_hits.get_link > 0, .window_hits.permission > 0, .calls > 0, .iterations > 0]')
 	ok "$([[ $n == '[true,true,true,true,true]' ]]; echo $?)" \
 		"$c: the windows reached: get_link and permission entries of the walkers in RCU mode, calls and cycles made ($n; $(cell "$c" '.window_hits'))"
 done
-for c in $fix $c612; do
-	n=$(cell "$c" '[.findings | length, .outcomes["self/status"] | keys]')
-	ok "$([[ $n == '[0,["0","ENOENT"]]' ]]; echo $?)" \
-		"$c: clean, no finding of any oracle, self/status succeeded and failed ENOENT as allowed ($n)"
-done
+# Two findings in the one cell, each removed by its own upstream fix: the
+# procfs one (e31f0a57ae1a) removes the use-after-free, may_lookup()'s
+# (cdb67fdeed72) the bogus ESRCH of a lazy ->permission() on an evicted
+# /proc/<pid> inode.
+n=$(cell $bug "[$esrch]")
+ok "$([[ $n == '[true]' ]]; echo $?)" "pristine-debug: user-visible ESRCH no state allows, from the truth table ($n)"
+n=$(cell $fix "[($kern | length), ($esrch)]")
+ok "$([[ $n == '[0,true]' ]]; echo $?)" "procfs-debug (e31f0a57ae1a): no kernel report, the ESRCH still there ($n; $(cell $fix '[.findings[].summary]'))"
+n=$(cell $bp "[($kern | map(select(.oracle == \"kasan\")) | length > 0), ($esrch)]")
+ok "$([[ $n == '[true,false]' ]]; echo $?)" "backport-debug (cdb67fdeed72): no ESRCH, the use-after-free still there ($n; $(cell $bp '[.findings[].summary]'))"
+n=$(cell $c612 '[.findings | length, .outcomes["self/status"] | keys]')
+ok "$([[ $n == '[0,["0","ENOENT"]]' ]]; echo $?)" \
+	"6.12/pristine-debug: clean, no finding of any oracle, self/status succeeded and failed ENOENT as allowed ($n)"
 n=$(grep -c '^| `' "$tmp/res/hunt.md" 2>/dev/null || echo 0)
-ok "$([[ $n -eq 3 ]] && grep -q 'proc_self_get_link' "$tmp/res/hunt.md"; echo $?)" \
-	"the page of the short matrix: 3 cells, the finding named ($n rows)"
+ok "$([[ $n -eq 4 ]] && grep -q 'proc_thread_self_get_link\|proc_self_get_link' "$tmp/res/hunt.md"; echo $?)" \
+	"the page of the short matrix: 4 cells, the finding named ($n rows)"
 done_testing

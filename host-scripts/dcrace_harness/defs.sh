@@ -52,6 +52,7 @@ seq-forget         6.1  std    1 race  0001,0002,seq-forget/0001 -              
 debug              6.1  debug  1 race  0001                  -                         race
 pristine-debug     6.1  debug  0 clean -                     -                         race
 procfs-debug       6.1  debug  0 clean procfs/0001           -                         race
+backport-debug     6.1  debug  0 clean backport/0001         -                         clean
 debian             6.1  debian 0 clean -                     linux-image-amd64         race
 6.12/unfixed       6.12 std    1 race  0001                  -                         clean
 6.12/fixed         6.12 std    1 clean 0001,0002             -                         clean

@@ -43,6 +43,7 @@ KINDS = ("permission", "d_revalidate", "d_hash", "d_compare", "get_link")
 WINDOW_ALL = 2 | 8 | 16 | 32 | 64 | 128
 # The cells make check runs: the finding, its fix, the other line.
 SHORT = ("pristine-debug:procfs:proc-umount", "procfs-debug:procfs:proc-umount",
+         "backport-debug:procfs:proc-umount",
          "6.12/pristine-debug:procfs:proc-umount")
 
 HUNT_DIR = "/tmp/dcr-hunt"
@@ -162,10 +163,15 @@ def kernel_findings(log_text):
     """The kernel's own reports in a boot's log: the first line of each
     splat, the task it names and the syscall in its call trace."""
     out = []
+    seen = set()
     lines = log_text.splitlines()
     i = 0
     while i < len(lines):
         line = re.sub(r"^\[\s*[\d.]+\]\s*", "", lines[i])
+        # the console and the dmesg printed at the end: one report, twice
+        if lines[i] in seen:
+            i += 1
+            continue
         if SPLAT.search(line) and defs.SPLAT_OWN not in line and (
                 line.startswith(("BUG:", "WARNING:")) or "possible circular" in line or
                 "suspicious RCU" in line):
@@ -184,9 +190,11 @@ def kernel_findings(log_text):
                         a, b = m.groups()
                         f["task"], f["pid"] = (a, int(b)) if not a.isdigit() else (b, int(a))
                 m = SYSCALL.search(ln)
-                if m and f["syscall"] is None:
+                # "? sym" frames are stale stack words, not the call chain
+                if m and f["syscall"] is None and not ln.lstrip().startswith("?"):
                     f["syscall"] = m.group(1)
             out.append(f)
+            seen.add(lines[i])
         i += 1
     return out
 
