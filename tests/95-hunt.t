@@ -33,13 +33,13 @@ ok "$([[ $(rcof list) -eq 0 && $n == $'28\t28\t6.12/pristine-debug,pristine-debu
 	"--list: the default matrix as a job list, 2 kernels x 5 filesystems x their scenarios = 28 jobs, each one command and its result file ($n)"
 
 res=""
-for bad in "--cell nope" "--cell pristine-debug:procfs:replace" "--cell pristine-debug:zfs:prune" "--cell nokernel:procfs:proc-exit" "--fs zfs" "--scenarios nope" "--duration 0"; do
+for bad in "--cell nope" "--cell pristine-debug:procfs:replace" "--cell pristine-debug:zfs:prune" "--cell nokernel:procfs:proc-exit" "--fs zfs" "--scenarios nope" "--duration 0" "--repeat 0"; do
 	# shellcheck disable=SC2086
 	run bad "$H" $bad --results "$tmp/never"
 	res+="$(rcof bad):$(grep -c . "$tmp/bad.err") "
 done
-ok "$([[ $res == "64:1 64:1 64:1 64:1 64:1 64:1 64:1 " && ! -e $tmp/never ]]; echo $?)" \
-	"bad cells, filesystems, scenarios, durations: usage errors of one line, nothing run ($res)"
+ok "$([[ $res == "64:1 64:1 64:1 64:1 64:1 64:1 64:1 64:1 " && ! -e $tmp/never ]]; echo $?)" \
+	"bad cells, filesystems, scenarios, durations, repeats: usage errors of one line, nothing run ($res)"
 
 # The kernel's reports, parsed: the first line, the task, the syscall.
 n=$(cd "$HS" || exit 1; python3 -c '

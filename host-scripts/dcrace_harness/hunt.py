@@ -294,8 +294,10 @@ def ext4_image(tmp):
     raise InfraError("mkfs.ext4 failed")
 
 
-def run_cell(cid, args, tmp):
+def run_cell(cid, args, tmp, run=None):
+    """One boot of cell CID; RUN (1..N) when the cell is repeated."""
     kernel, fs, scenario = parse_cell(cid)
+    stem = cell_file(cid) + (".r%d" % run if run else "")
     ko = subprocess.run([os.path.join(HS, "build-module"), "--kernel", kernel],
                         capture_output=True, text=True, check=False)
     if ko.returncode:
@@ -304,7 +306,7 @@ def run_cell(cid, args, tmp):
     copies = [ko.stdout.strip(), build_hunt_binary(tmp)]
     if fs == "ext4":
         copies.append(ext4_image(tmp))
-    log = os.path.join(args.results, "%s.log" % cell_file(cid))
+    log = os.path.join(args.results, "%s.log" % stem)
     cmd = run_guest_cmd(kernel, log, guest_script(fs, scenario, args.duration, args.delay_us),
                         args.duration * 4 + 300, mem="1536M", copies=copies)
     t0 = time.time()
@@ -317,13 +319,13 @@ def run_cell(cid, args, tmp):
     j = judge(cid, res)
     j.update({"kernel": kernel, "fs": fs, "scenario": scenario, "wall_s": round(wall, 1),
               "log": os.path.basename(log), "delay_us": args.delay_us,
-              "window": WINDOW_ALL})
-    with open(os.path.join(args.results, "%s.json" % cell_file(cid)), "w") as f:
+              "window": WINDOW_ALL, "run": run})
+    with open(os.path.join(args.results, "%s.json" % stem), "w") as f:
         json.dump(j, f, indent=1, sort_keys=True)
         f.write("\n")
     nf = len(j["findings"])
-    progress_done("%s: %d calls, window hits %s, %s in %.0f s" % (
-        cid, j["calls"], "/".join(str(j["window_hits"][k]) for k in KINDS),
+    progress_done("%s%s: %d calls, window hits %s, %s in %.0f s" % (
+        cid, " (run %d)" % run if run else "", j["calls"], "/".join(str(j["window_hits"][k]) for k in KINDS),
         "%d finding(s): %s" % (nf, "; ".join(f["summary"] for f in j["findings"]))
         if nf else "no finding", wall))
     return j
@@ -373,8 +375,8 @@ def render(cells, wall, out):
             hits += " (not reached: %s)" % j["why"]
         elif j.get("why"):
             hits += " (%s)" % j["why"]
-        lines.append("| `%s` | %d | %d | %s | %d | %s |" % (
-            j["id"], j["calls"], j["iterations"], hits, j["delays"], fmt_findings(j)))
+        lines.append("| `%s`%s | %d | %d | %s | %d | %s |" % (
+            j["id"], " run %d" % j["run"] if j.get("run") else "", j["calls"], j["iterations"], hits, j["delays"], fmt_findings(j)))
     lines += [
         "",
         "Findings with a report: docs/findings/ (each with its reproducer, the",
@@ -441,6 +443,9 @@ def main(argv):
     p.add_argument("--results", help="where cells write (default results/hunt-<time>)")
     p.add_argument("--out", help="write the page here (default docs/hunt.md for a full "
                                  "matrix, else RESULTS/hunt.md)")
+    p.add_argument("--repeat", type=A.int_range(1, 100), default=1, metavar="N",
+                   help="run each cell N times, one boot each (a reproducer's N of N; "
+                        "default 1)")
     p.add_argument("--render", metavar="DIR", help="only render the results in DIR")
     a = p.parse_args(argv)
 
@@ -491,13 +496,24 @@ def main(argv):
         cells = []
         with tempfile.TemporaryDirectory(prefix="dcrace-hunt.") as tmp:
             for c in ids:
-                cells.append(run_cell(c, a, tmp))
+                for r in range(a.repeat):
+                    cells.append(run_cell(c, a, tmp, r + 1 if a.repeat > 1 else None))
         wall = time.time() - t0
         full = not (a.cell or a.short) and a.kernels == ",".join(DEFAULT_KERNELS) and \
             a.fs == ",".join(DEFAULT_FS) and not scs
         out = a.out or (os.path.join(ROOT, "docs", "hunt.md") if full else
                         os.path.join(a.results, "hunt.md"))
         render(cells, wall, out)
+        if a.repeat > 1:
+            for c in ids:
+                runs = [j for j in cells if j["id"] == c]
+                per = {}
+                for j in runs:
+                    for o in sorted({f["oracle"] for f in j["findings"]}):
+                        per[o] = per.get(o, 0) + 1
+                print("hunt: %s: findings in %d of %d runs%s" % (
+                    c, sum(1 for j in runs if j["findings"]), len(runs),
+                    "".join("; %s in %d" % kv for kv in sorted(per.items()))))
         nf = sum(1 for j in cells if j["findings"])
         print("hunt: %d cells, %d with findings, %d not reaching their windows, %.0f s; "
               "page %s, results %s" % (len(cells), nf, sum(1 for j in cells if not j["reached"]),
