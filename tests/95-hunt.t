@@ -12,7 +12,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 14
+plan 15
 
 tmp_dir
 H=$HS/hunt
@@ -54,7 +54,7 @@ ok "$([[ $n == '[["kasan", "BUG: KASAN: slab-use-after-free in proc_self_get_lin
 # The short matrix, for real (4 boots of the debug kernels).
 run short "$H" --short --duration 8 --results "$tmp/res"
 diag "$(cat "$tmp/short.err")"
-ok "$([[ $(rcof short) -eq 0 ]]; echo $?)" "hunt --short ran its 3 cells (exit $(rcof short); $(tail -n 1 "$tmp/short.out"))"
+ok "$([[ $(rcof short) -eq 0 ]]; echo $?)" "hunt --short ran its 4 cells (exit $(rcof short); $(tail -n 1 "$tmp/short.out"))"
 cell() { jq -c "$2" "$tmp/res/$1.json" 2>/dev/null || echo missing; }
 bug=pristine-debug_procfs_proc-umount
 fix=procfs-debug_procfs_proc-umount
@@ -80,7 +80,7 @@ n=$(cell $fix "[($kern | length), ($esrch)]")
 ok "$([[ $n == '[0,true]' ]]; echo $?)" "procfs-debug (e31f0a57ae1a): no kernel report, the ESRCH still there ($n; $(cell $fix '[.findings[].summary]'))"
 n=$(cell $bp "[($kern | map(select(.oracle == \"kasan\")) | length > 0), ($esrch)]")
 ok "$([[ $n == '[true,false]' ]]; echo $?)" "backport-debug (cdb67fdeed72): no ESRCH, the use-after-free still there ($n; $(cell $bp '[.findings[].summary]'))"
-n=$(cell $c612 '[.findings | length, .outcomes["self/status"] | keys]')
+n=$(cell $c612 '[(.findings | length), (.outcomes["self/status"] | keys)]')
 ok "$([[ $n == '[0,["0","ENOENT"]]' ]]; echo $?)" \
 	"6.12/pristine-debug: clean, no finding of any oracle, self/status succeeded and failed ENOENT as allowed ($n)"
 n=$(grep -c '^| `' "$tmp/res/hunt.md" 2>/dev/null || echo 0)
