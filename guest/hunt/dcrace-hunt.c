@@ -311,11 +311,13 @@ static int setup(void (**cycle)(void))
 		*cycle = proc_umount_cycle;
 	} else if (!strcmp(cfg.scenario, "proc-exit")) {
 		static const int proc_ok[] = { 0, ENOENT, ESRCH, -1 };
+		static const int ns_ok[] = { 0, ENOENT, ESRCH, EACCES, -1 };
 
 		add_path("status", proc_ok);
 		add_path("fd/0", proc_ok);
 		add_path("exe", proc_ok);
-		add_path("ns/mnt", proc_ok);
+		/* proc_ns_get_link(): -EACCES once the task is gone */
+		add_path("ns/mnt", ns_ok);
 		*cycle = proc_exit_cycle;
 	} else if (!strcmp(cfg.scenario, "lazy-umount")) {
 		if (!cfg.mount_spec ||

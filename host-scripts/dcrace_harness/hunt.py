@@ -129,7 +129,11 @@ def fs_setup(fs, scenario):
 
 def guest_script(fs, scenario, duration, delay_us):
     setup, spec = fs_setup(fs, scenario)
-    hunt = ["/dcrace/copy/dcrace-hunt", "--scenario", scenario, "--dir", HUNT_DIR,
+    # overlayfs: a directory renamed into a merge directory (the mount's
+    # root) must be marked opaque, an xattr the tmpfs upper cannot hold
+    # (EXDEV): replace works in a directory of the upper layer only
+    d = HUNT_DIR + "/u" if fs == "overlayfs" and scenario == "replace" else HUNT_DIR
+    hunt = ["/dcrace/copy/dcrace-hunt", "--scenario", scenario, "--dir", d,
             "--duration", str(duration)]
     if spec:
         hunt += ["--mount", spec]
@@ -361,7 +365,12 @@ def render(cells, wall, out):
         "How to read a cell: *window hits* are RCU-mode entries of the walkers",
         "into each callback kind (permission / d_revalidate / d_hash / d_compare /",
         "get_link); a cell whose hits are all 0 did not reach its windows and says",
-        "why. *calls* are the walkers' stat() and open() calls.",
+        "why. A kind at 0 in a reached cell is one the filesystem does not",
+        "call on the walked paths (tmpfs and overlayfs have no d_hash or",
+        "d_compare, ext4 has them for its casefolded directories; of these",
+        "filesystems only procfs and vfat have d_revalidate; get_link is hit",
+        "where a scenario walks a symlink). *calls* are the walkers' stat() and",
+        "open() calls.",
         "",
     ]
     if wall is not None:
