@@ -98,27 +98,23 @@ static void kretprobe_drain(enum dcrace_probe_id id)
  * waits for RCU (and the kprobe optimizer) once, not once per probe, which
  * under TCG on the debug kernel is most of what rmmod costs.
  */
-void disarm_all(void)
+/*
+ * Every armed kprobe (not the kretprobes, not callbacks=1's) into @kps,
+ * which has room for DCRACE_MAX_KPROBES; returns how many.
+ */
+int armed_kprobes(struct kprobe **kps)
 {
-	struct kprobe *kps[NR_PROBES + DCRACE_RET_SITES + DCRACE_OPEN_SITES +
-			  DCRACE_EXITS + DCRACE_END_SITES +
-			  DCRACE_UNLAZY_SITES + 1];
 	int i, n = 0;
 
-	sites_close();
 	for (i = NR_PROBES - 1; i >= 0; i--) {
 		struct dcrace_probe *p = &probes[i];
 
 		if (!p->sym)
 			continue;
-		if (p->fast) {
+		if (p->fast)
 			kps[n++] = i == P_RCU ? &rcu_kp : &walk_kp;
-		} else if (p->is_ret) {
-			kretprobe_drain(i);
-			unregister_kretprobe(p->rp);
-		} else if (i != P_STEP || !exit_mode) {
+		else if (!p->is_ret && (i != P_STEP || !exit_mode))
 			kps[n++] = p->kp;
-		}
 	}
 	exits_kprobes(kps, &n);
 	for (i = 0; i < DCRACE_RET_SITES; i++)
@@ -126,6 +122,24 @@ void disarm_all(void)
 			kps[n++] = &sites[i].kp;
 	open_kprobes(kps, &n);
 	end_kprobes(kps, &n);
+	return n;
+}
+
+void disarm_all(void)
+{
+	struct kprobe *kps[DCRACE_MAX_KPROBES];
+	int i, n;
+
+	sites_close();
+	for (i = NR_PROBES - 1; i >= 0; i--) {
+		struct dcrace_probe *p = &probes[i];
+
+		if (p->sym && !p->fast && p->is_ret) {
+			kretprobe_drain(i);
+			unregister_kretprobe(p->rp);
+		}
+	}
+	n = armed_kprobes(kps);
 	if (n)
 		unregister_kprobes(kps, n);
 	sites_sync();

@@ -7,6 +7,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/kprobes.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
@@ -102,6 +103,75 @@ static void lookup_callers_show(struct seq_file *m)
 			   l->end_refused[i] ? "partial" : "judged");
 }
 
+/*
+ * "probes": each armed kprobe's form: ftrace (a function's entry),
+ * optimized (a jump to a trampoline) or int3 (a trap), with why.
+ */
+static const char *kprobe_form(const struct kprobe *kp, const char **why)
+{
+	const struct list_head *pos;
+	u8 op = kp->opcode;
+
+	*why = "";
+	if (kp->flags & KPROBE_FLAG_FTRACE)
+		return "ftrace";
+	/*
+	 * An optimizable probe is put on an aggregate kprobe's list, and the
+	 * aggregate carries KPROBE_FLAG_OPTIMIZED once the optimizer ran;
+	 * one the architecture refused stays alone (its list empty).
+	 */
+	rcu_read_lock();
+	for (pos = READ_ONCE(kp->list.next); pos && pos != &kp->list;
+	     pos = READ_ONCE(pos->next)) {
+		if (READ_ONCE(list_entry(pos, struct kprobe, list)->flags) &
+		    KPROBE_FLAG_OPTIMIZED) {
+			rcu_read_unlock();
+			return "optimized";
+		}
+	}
+	rcu_read_unlock();
+	if (!IS_ENABLED(CONFIG_OPTPROBES))
+		*why = " (no CONFIG_OPTPROBES)";
+	else if (kp->post_handler)
+		*why = " (a post_handler)";
+	else if (!list_empty(&kp->list))
+		*why = " (waiting for the optimizer, or it is off: debug.kprobes-optimization)";
+	else if (op == 0xe8)
+		*why = " (a call: an optimized probe relocates no branch)";
+	else if ((op & 0xf0) == 0x70 || op == 0xe9 || op == 0xeb ||
+		 op == 0xc3)
+		*why = " (a jump or ret: an optimized probe relocates no branch)";
+	else
+		*why = " (refused by the arch: a branch in its 5 bytes, or a jump into them)";
+	return "int3";
+}
+
+static void forms_show(struct seq_file *m)
+{
+	static const char * const kinds[NR_SITE_KINDS] = {
+		[SH_WALK_RETURN] = "walk_return", [SH_WALK_EXIT] = "walk_exit",
+		[SH_OPEN_RETURN] = "open_return", [SH_END_RETURN] = "end_return",
+		[SH_UNLAZY] = "unlazy_call", [SH_RECLAIM] = "slot_reclaim",
+	};
+	struct kprobe *kps[DCRACE_MAX_KPROBES];
+	const char *why;
+	int i, n = armed_kprobes(kps), cpu;
+
+	for (i = 0; i < n; i++) {
+		const char *form = kprobe_form(kps[i], &why);
+
+		seq_printf(m, "form %pS %s%s\n", kps[i]->addr, form, why);
+	}
+	/* the hits of the probes at the layout's sites, per kind */
+	for (i = 0; i < NR_SITE_KINDS; i++) {
+		u64 sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += per_cpu_ptr(&dcrace_pcpu, cpu)->site_hits[i];
+		seq_printf(m, "site_hits %s %llu\n", kinds[i], sum);
+	}
+}
+
 static int probes_show(struct seq_file *m, void *v)
 {
 	int i;
@@ -132,6 +202,7 @@ static int probes_show(struct seq_file *m, void *v)
 		seq_printf(m, "walk_exit %s kprobe armed -\n", exit_name(i));
 	lookup_callers_show(m);
 	callbacks_show(m);
+	forms_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(probes);
@@ -311,10 +382,12 @@ void debugfs_setup(void)
 	debugfs_create_file("probes", 0400, dbg_dir, NULL, &probes_fops);
 	debugfs_create_file("enabled", 0600, dbg_dir, &dcrace_knobs[K_ENABLED],
 			    &knob_fops);
+	debugfs_create_file("sample", 0600, dbg_dir, &dcrace_knobs[K_SAMPLE],
+			    &knob_fops);
 	debugfs_create_file("reset", 0200, dbg_dir, NULL, &reset_fops);
 	inj = debugfs_create_dir("inject", dbg_dir);
-	/* every knob but "enabled" is in inject/, under its own name */
-	for (i = K_ENABLED + 1; i < NR_KNOBS; i++)
+	/* the injection knobs are in inject/, under their own names */
+	for (i = K_ENABLED + 1; i < K_SAMPLE; i++)
 		debugfs_create_file(dcrace_knobs[i].name, 0600, inj,
 				    &dcrace_knobs[i], &knob_fops);
 	debugfs_create_file("comm", 0600, inj, NULL, &comm_fops);

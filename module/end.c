@@ -50,6 +50,8 @@ static bool nd_dentry_stale(struct dcrace_nd_head *nd, struct dentry *d,
  */
 static void end_read(struct dcrace_end_snap *e, struct dcrace_nd_head *nd)
 {
+	bool stale;
+
 	struct dentry *d = READ_ONCE(nd->path.dentry);
 	struct inode *inode = READ_ONCE(nd->inode);
 
@@ -61,8 +63,12 @@ static void end_read(struct dcrace_end_snap *e, struct dcrace_nd_head *nd)
 		e->dentry_stale = nd_dentry_stale(nd, d, &e->cur);
 		e->inode_stale = READ_ONCE(d->d_inode) != inode;
 		e->can_lookup = d_can_lookup(d);
-		dcrace_copy_name(e->name, sizeof(e->name),
-				 READ_ONCE(d->d_name.name), &e->name_truncated);
+		/* the name is only reported, and only a stale end is */
+		stale = e->dentry_stale || e->inode_stale;
+		if (stale)
+			dcrace_copy_name(e->name, sizeof(e->name),
+					 READ_ONCE(d->d_name.name),
+					 &e->name_truncated);
 	}
 }
 
@@ -78,7 +84,7 @@ void end_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd)
 	/* window 4 (tests): between the error decision and this snapshot */
 	maybe_inject(DCRACE_WINDOW_END);
 	end_read(slot_end(s), nd);
-	s->end_pending = true;
+	slot_end_set(s);
 }
 
 /* unlazy_pre()'s snapshot: per CPU (handlers run with preemption off). */
@@ -115,7 +121,7 @@ void end_judge(struct dcrace_slot *s, long ret, enum dcrace_walk_fn_id fn)
 
 	if (!s->end_pending)
 		return;
-	s->end_pending = false;
+	slot_end_clear(s);
 	/* disabled since the snapshot: nothing counted */
 	if (!knob(K_ENABLED))
 		return;
@@ -133,8 +139,13 @@ int end_ret_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	const struct dcrace_end_ret *r = &container_of(p, struct dcrace_end_site,
 						      kp)->at;
-	struct dcrace_slot *s = slot_find(current);
+	struct dcrace_slot *s;
 
+	site_hit(SH_END_RETURN);
+	/* no walk waits for its result: every walk that left RCU mode */
+	if (ends_none_pending())
+		return 0;
+	s = slot_find(current);
 	/* test_miss_returns=1: as if this return were not probed (not in
 	 * the load's self-check, which needs its judged steps)
 	 */
@@ -153,8 +164,10 @@ int end_ret_pre(struct kprobe *p, struct pt_regs *regs)
  */
 int task_exit_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct dcrace_slot *s = slot_find(current);
+	struct dcrace_slot *s;
 
+	site_hit(SH_RECLAIM);
+	s = slot_find(current);
 	if (!s)
 		return 0;
 	if (s->end_pending)
@@ -178,6 +191,7 @@ int unlazy_pre(struct kprobe *p, struct pt_regs *regs)
 	struct dcrace_end_snap *e = this_cpu_ptr(&unlazy_scratch);
 	int err;
 
+	site_hit(SH_UNLAZY);
 	if (!knob(K_ENABLED) || !(READ_ONCE(nd->flags) & LOOKUP_RCU))
 		return 0;
 	if (!READ_ONCE(nd->path.dentry))

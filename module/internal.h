@@ -65,16 +65,25 @@ enum dcrace_counter {
 enum dcrace_probe_id { P_WALK, P_LOOKUP, P_RCU, P_STEP, P_KILL, P_TERM,
 		       NR_PROBES };
 
+/* skip_probes' bits after the probes': the walk ends' sites (bench) */
+enum { SKIP_OPEN_RETURN = NR_PROBES, SKIP_END_RETURN, SKIP_UNLAZY, SKIP_RECLAIM };
+
 /*
  * Which caller of lookup_fast() a step is (the trace event's lookup=);
  * LK_END: no step, the walk's end (end.c).
  */
 enum dcrace_lookup_kind { LK_WALK, LK_OPEN, NR_LOOKUP_KINDS, LK_END = NR_LOOKUP_KINDS };
 
+/* The probes at sites the layout found, counted per kind ("probes"). */
+enum dcrace_site_kind { SH_WALK_RETURN, SH_WALK_EXIT, SH_OPEN_RETURN,
+			SH_END_RETURN, SH_UNLAZY, SH_RECLAIM, NR_SITE_KINDS };
+
 struct dcrace_pcpu {
 	u64 c[NR_COUNTERS];
 	u64 hits[NR_PROBES];
 	long inflight[NR_PROBES];	/* hijacked returns not yet back */
+	u64 site_hits[NR_SITE_KINDS];
+	unsigned int sample_skip;	/* sample=N: events left to skip */
 };
 
 DECLARE_PER_CPU(struct dcrace_pcpu, dcrace_pcpu);
@@ -89,6 +98,8 @@ static inline void hit(enum dcrace_probe_id p)
 {
 	this_cpu_inc(dcrace_pcpu.hits[p]);
 }
+
+#define site_hit(k)	this_cpu_inc(dcrace_pcpu.site_hits[k])
 
 /*
  * Sum one per-CPU field (c[], hits[] or inflight[]) over all CPUs; inflight
@@ -314,6 +325,10 @@ void step_open_sampled(unsigned long ret_site, unsigned long ret_sp,
 		       enum dcrace_lookup_kind kind, struct dentry *dentry);
 void step_done(struct dcrace_slot *s, long ret);
 void slot_release(struct dcrace_slot *s);
+void slot_end_set(struct dcrace_slot *s);
+void slot_end_clear(struct dcrace_slot *s);
+bool ends_none_pending(void);
+bool sample_out(void);
 void slot_reset_step(struct dcrace_slot *s);
 struct dcrace_snap *slot_snap(const struct dcrace_slot *s);
 struct dcrace_end_snap *slot_end(const struct dcrace_slot *s);
@@ -442,6 +457,9 @@ void sites_sync(void);
 void sites_clear(void);
 int exits_arm(void);
 unsigned long exits_kprobes(struct kprobe **kps, int *n);
+#define DCRACE_MAX_KPROBES (NR_PROBES + DCRACE_RET_SITES + DCRACE_OPEN_SITES + \
+			    DCRACE_EXITS + DCRACE_END_SITES + DCRACE_UNLAZY_SITES + 1)
+int armed_kprobes(struct kprobe **kps);
 void exits_disarm(void);
 void exits_clear(void);
 const char *exit_name(unsigned int i);

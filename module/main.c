@@ -56,7 +56,7 @@ module_param(test_end_room, uint, 0444);
 MODULE_PARM_DESC(test_end_room, "test: room for fewer return sites of path_lookupat()/path_parentat() than the module has (0: all it has)");
 
 module_param(skip_probes, uint, 0444);
-MODULE_PARM_DESC(skip_probes, "bitmask of probes not to arm (bit = order in \"probes\"; for measuring their cost)");
+MODULE_PARM_DESC(skip_probes, "bitmask of probes not to arm (bit = order in \"probes\"; then 64 open_return, 128 end_return, 256 unlazy_call, 512 slot_reclaim sites; for measuring their cost)");
 
 /* The knobs, also settable in debugfs (debugfs.c parses both). */
 module_param_cb(enabled, &knob_param_ops, &dcrace_knobs[K_ENABLED], 0444);
@@ -73,6 +73,8 @@ module_param_cb(verbose, &knob_param_ops, &dcrace_knobs[K_VERBOSE], 0444);
 MODULE_PARM_DESC(verbose, "print a report to dmesg per race (0/1, default 0)");
 module_param_cb(window, &knob_param_ops, &dcrace_knobs[K_WINDOW], 0444);
 MODULE_PARM_DESC(window, "windows delayed, a mask: 1 after the d_seq sample, 2 after a step ends (before may_lookup()/d_can_lookup()), 4 at a walk's end before its snapshot (tests); with callbacks=1 8 permission, 16 d_revalidate, 32 d_hash, 64 d_compare, 128 get_link (default 1)");
+module_param_cb(sample, &knob_param_ops, &dcrace_knobs[K_SAMPLE], 0444);
+MODULE_PARM_DESC(sample, "judge one step and one walk end in N, per CPU (1-1000000, default 1: all)");
 module_param_cb(comm, &comm_param_ops, NULL, 0444);
 MODULE_PARM_DESC(comm, "delay only tasks with this comm (default: all)");
 

@@ -60,7 +60,8 @@ void lookup_other(struct pt_regs *regs, struct dentry *dentry)
 		if (!READ_ONCE(open_on))
 			return;
 		this_cpu_inc(open_lookup_hits[i]);
-		step_open_sampled(0, 0, LK_OPEN, dentry);
+		if (!sample_out())
+			step_open_sampled(0, 0, LK_OPEN, dentry);
 		return;
 	}
 	/* walk_component's, not tracked (a site not armed yet) */
@@ -100,7 +101,7 @@ int term_pre(struct kprobe *p, struct pt_regs *regs)
 
 	hit(P_TERM);
 	s = slot_find(current);
-	end = rcu && READ_ONCE(end_on) && knob(K_ENABLED);
+	end = rcu && READ_ONCE(end_on) && knob(K_ENABLED) && !sample_out();
 	if (!s && !end)
 		return 0;
 	if (s && s->kind == LK_OPEN) {
@@ -133,9 +134,12 @@ int term_pre(struct kprobe *p, struct pt_regs *regs)
 /* After a call of path_openat(): rax is its file or ERR_PTR. */
 int open_ret_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct dcrace_slot *s = slot_find(current);
 	void *file = (void *)regs->ax;
 	long ret = IS_ERR(file) ? PTR_ERR(file) : 0;
+	struct dcrace_slot *s;
+
+	site_hit(SH_OPEN_RETURN);
+	s = slot_find(current);
 
 	/* test_miss_returns=1: as if this return were not probed (not in
 	 * the load's self-check, which needs its judged steps)

@@ -237,7 +237,8 @@ int open_arm(void)
 	const struct dcrace_layout *l = &dcrace_layout;
 	unsigned int i;
 
-	if (!probes[P_RCU].fast)
+	/* kretprobes (fast=0): no walk ends; rcu_lookup in skip_probes: no open() */
+	if (!probes[P_RCU].fast && probe_wanted(P_RCU))
 		return 0;
 	if (!l->nr_open_lookups) {
 		pr_warn("dcrace: no call of lookup_fast() found for open(); its last component is not judged\n");
@@ -247,6 +248,8 @@ int open_arm(void)
 		pr_warn("dcrace: probe terminate_walk missing; open()'s last component is not judged\n");
 		return 0;
 	}
+	if (!probes[P_RCU].fast || (skip_probes & BIT(SKIP_OPEN_RETURN)))
+		return 0;
 	for (i = 0; i < l->nr_open_rets; i++) {
 		if (open_site_arm(l->open_rets[i])) {
 			open_disarm();
@@ -328,26 +331,30 @@ int end_arm(void)
 
 	if (!probes[P_TERM].sym || !l->nr_end_rets)
 		return 0;
-	for (i = 0; i < l->nr_end_rets; i++) {
+	for (i = 0; i < l->nr_end_rets && !(skip_probes & BIT(SKIP_END_RETURN));
+	     i++) {
 		struct dcrace_end_site *st = &end_sites[nr_end_sites];
 
 		st->at = l->end_rets[i];
 		if (end_site_arm(st, st->at.addr, end_ret_pre))
 			nr_end_sites++;
 	}
-	for (i = 0; i < l->nr_unlazy_calls; i++) {
+	for (i = 0; i < l->nr_unlazy_calls && !(skip_probes & BIT(SKIP_UNLAZY));
+	     i++) {
 		struct dcrace_end_site *st = &unlazy_sites[nr_unlazy_sites];
 
 		if (end_site_arm(st, l->unlazy_calls[i], unlazy_pre))
 			nr_unlazy_sites++;
 	}
-	if (!nr_unlazy_sites)
+	if (!nr_unlazy_sites && !(skip_probes & BIT(SKIP_UNLAZY)))
 		pr_warn("dcrace: no call of try_to_unlazy() probed in link_path_walk(); end_caught stays 0\n");
-	exit_kp.symbol_name = "do_exit";
-	exit_kp.pre_handler = task_exit_pre;
-	exit_armed = !register_kprobe(&exit_kp);
-	if (!exit_armed)
-		pr_warn("dcrace: no probe on do_exit(): slots of exiting tasks are not reclaimed\n");
+	if (!(skip_probes & BIT(SKIP_RECLAIM))) {
+		exit_kp.symbol_name = "do_exit";
+		exit_kp.pre_handler = task_exit_pre;
+		exit_armed = !register_kprobe(&exit_kp);
+		if (!exit_armed)
+			pr_warn("dcrace: no probe on do_exit(): slots of exiting tasks are not reclaimed\n");
+	}
 	WRITE_ONCE(end_on, true);
 	return 0;
 }

@@ -79,10 +79,39 @@ void slot_reset_step(struct dcrace_slot *s)
 	s->ret_site = 0;
 }
 
+/*
+ * Walk ends waiting for their result, over all slots: the return sites
+ * of the walk functions (end_ret_pre()) return at once while it is 0,
+ * which it is for every walk that left RCU mode (a successful one).
+ * Only the slot's owner sets or clears its end_pending.
+ */
+static atomic_t ends_pending = ATOMIC_INIT(0);
+
+bool ends_none_pending(void)
+{
+	return !atomic_read(&ends_pending);
+}
+
+void slot_end_set(struct dcrace_slot *s)
+{
+	if (!s->end_pending) {
+		s->end_pending = true;
+		atomic_inc(&ends_pending);
+	}
+}
+
+void slot_end_clear(struct dcrace_slot *s)
+{
+	if (s->end_pending) {
+		s->end_pending = false;
+		atomic_dec(&ends_pending);
+	}
+}
+
 void slot_release(struct dcrace_slot *s)
 {
 	slot_reset_step(s);
-	s->end_pending = false;
+	slot_end_clear(s);
 	/* Order the clears above before the slot can be claimed again. */
 	smp_store_release(&s->owner, NULL);
 }
@@ -111,7 +140,7 @@ struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 	s->valid = false;
 	s->stepped = false;
 	s->snapped = false;
-	s->end_pending = false;
+	slot_end_clear(s);
 	s->kind = kind;
 	s->ret_site = ret_site;
 	s->ret_sp = ret_sp;
@@ -121,6 +150,26 @@ struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 	if (unlikely(w))
 		w->step_opened();
 	return s;
+}
+
+/*
+ * sample=N: true for N - 1 of every N calls on this CPU (a countdown, as
+ * KCSAN's skip_watch): the step or walk end is left alone, counted in
+ * sampled_out. Never during the load's self-check.
+ */
+bool sample_out(void)
+{
+	s64 n = knob(K_SAMPLE);
+
+	if (likely(n <= 1) || unlikely(watching()))
+		return false;
+	if (this_cpu_read(dcrace_pcpu.sample_skip)) {
+		this_cpu_dec(dcrace_pcpu.sample_skip);
+		cnt_inc(C_SAMPLED_OUT);
+		return true;
+	}
+	this_cpu_write(dcrace_pcpu.sample_skip, (unsigned int)(n - 1));
+	return false;
 }
 
 /* ---- where the NULL-inode test is --------------------------------------- */
@@ -300,7 +349,12 @@ void judge_verdict(struct dcrace_slot *s, long ret, u64 now)
 		report_event(s, sn, v, ret, now);
 }
 
-/* The end of a step: judge it (if it ended in an error) and free the slot. */
+/*
+ * The end of a step: judge it (if it ended in an error) and end it. In
+ * stack mode the task keeps its slot for the walk's next step (no
+ * cmpxchg per step): terminate_walk() releases it (term_pre()), or the
+ * task's exit.
+ */
 void step_done(struct dcrace_slot *s, long ret)
 {
 	const struct dcrace_watch *w = watching();
@@ -316,7 +370,10 @@ void step_done(struct dcrace_slot *s, long ret)
 			cnt_inc(C_NOT_RCU);
 		}
 	}
-	slot_release(s);
+	if (READ_ONCE(stack_mode))
+		slot_reset_step(s);
+	else
+		slot_release(s);
 	/*
 	 * The second window: the step is done, the walker holds nd->inode,
 	 * and link_path_walk() is about to run d_can_lookup() and the next

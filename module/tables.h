@@ -61,6 +61,8 @@ DCRACE_COUNTER(C_CB_REVALIDATE,  "window_d_revalidate")
 DCRACE_COUNTER(C_CB_HASH,        "window_d_hash")
 DCRACE_COUNTER(C_CB_COMPARE,     "window_d_compare")
 DCRACE_COUNTER(C_CB_GET_LINK,    "window_get_link")
+/* sample=N: steps and walk ends left unjudged (N - 1 of every N) */
+DCRACE_COUNTER(C_SAMPLED_OUT,    "sampled_out")
 #undef DCRACE_COUNTER
 #endif
 
@@ -78,5 +80,7 @@ DCRACE_KNOB(K_VERBOSE,     "verbose",     0,  1,       0)
  * 32 d_hash, 64 d_compare, 128 get_link
  */
 DCRACE_KNOB(K_WINDOW,      "window",      1,  255,     1)
+/* judge one step (and one walk end) in N, per CPU, as KCSAN's skip_watch */
+DCRACE_KNOB(K_SAMPLE,      "sample",      1,  1000000, 1)
 #undef DCRACE_KNOB
 #endif

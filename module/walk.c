@@ -50,7 +50,10 @@ static bool site_armed(unsigned long ra)
 /* At a learnt return site of walk_component(): rax is the step's result. */
 int site_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct dcrace_slot *s = slot_find(current);
+	struct dcrace_slot *s;
+
+	site_hit(SH_WALK_RETURN);
+	s = slot_find(current);
 
 	/*
 	 * Only the step that is returning here: the stack pointer recorded
@@ -129,10 +132,12 @@ int exit_pre(struct kprobe *p, struct pt_regs *regs)
 	const struct dcrace_exit_at *e = &container_of(p, struct dcrace_exit,
 						       kp)->at;
 	const unsigned long *sp = (const unsigned long *)regs->sp;
-	struct dcrace_slot *s = slot_find(current);
+	struct dcrace_slot *s;
 
+	site_hit(SH_WALK_EXIT);
 	if (e->in_step)
 		hit(P_STEP);
+	s = slot_find(current);
 	if (!s)
 		return 0;
 	/* open()'s last step calls step_into(); it ends in terminate_walk() */
@@ -192,6 +197,8 @@ static int stack_mode_claim(struct pt_regs *regs)
 	}
 	ra = sp[k_walk];
 	if (!READ_ONCE(exit_mode) && !site_ready(ra))
+		return 0;
+	if (sample_out())
 		return 0;
 	step_open_sampled(ra, (unsigned long)&sp[k_walk + 1], LK_WALK, dentry);
 	return 0;

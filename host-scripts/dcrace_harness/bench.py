@@ -84,17 +84,24 @@ def overhead_script(secs, rounds, probe_rounds, settle, ab=None):
         wl + " --mode stat --setup-only >/dev/null || exit 1",
         "ko=/dcrace/copy/dcrace.ko",
         # run ROW WORKLOAD...: one row per workload
+        # after each module row's workload, the probes' hit counts (per
+        # stat() and open(): the difference over the row's syscalls)
         "run() { r=$1; shift; for w in \"$@\"; do %s --mode $w --no-setup --pruner none "
-        "--duration %s | sed -n \"s/^DCRACE-RESULT /DCRACE-ROW $r $w $round /p\"; done; }" % (wl, secs),
+        "--duration %s | sed -n \"s/^DCRACE-RESULT /DCRACE-ROW $r $w $round /p\"; "
+        "[ -e %s/probes ] && grep -E '^(site_hits |[a-z_]+ \\S+ (kprobe|from-rcu_lookup|kretprobe) armed )' "
+        "%s/probes | sed \"s/^/DCRACE-HITS $r $w $round /\"; done; }" % (wl, secs, DEBUGFS, DEBUGFS),
         # mod ROW PARAMS WORKLOAD...: the module loaded with PARAMS
         "mod() { r=$1; p=$2; shift 2; insmod $ko $p || exit 1; sleep %d; run $r \"$@\"; "
         "rmmod dcrace || exit 1; }" % settle,
         "insmod $ko || exit 1",
-        "probes=$(grep -v '^#' %s/probes | grep -Ev '^(walk_return|walk_exit|lookup_caller|open_return|end_return|unlazy_call|slot_reclaim|walk_end) ' | awk '{print $1 \":\" $4}' | tr '\\n' ' ')"
+        "sleep %d; grep '^form ' %s/probes | sed 's/^/DCRACE-FORM /'" % (settle, DEBUGFS),
+        "probes=$(grep -v '^#' %s/probes | grep -Ev '^(walk_return|walk_exit|lookup_caller|open_return|end_return|unlazy_call|slot_reclaim|walk_end|form|site_hits) ' | awk '{print $1 \":\" $4}' | tr '\\n' ' ')"
         % DEBUGFS,
         "rmmod dcrace || exit 1",
         "echo \"DCRACE-PROBES $probes\"",
-        "n=$(echo $probes | wc -w); all=$(( (1 << n) - 1 ))",
+        # skip_probes: the table's bits, then the walk ends' sites (64
+        # open_return, 128 end_return, 256 unlazy_call, 512 slot_reclaim)
+        "n=$(echo $probes | wc -w); all=$(( (1 << (n + 4)) - 1 )); term=$(( 1 << (n - 1) ))",
         # the first rows after the setup and the first insmod run faster
         # than all later ones (measured: by up to 60%): not measured
         "round=0; run warm-up %s" % both,
@@ -102,6 +109,8 @@ def overhead_script(secs, rounds, probe_rounds, settle, ab=None):
         # a round starts where the last one ended: with a stat baseline
         "  if [ $round -eq 0 ]; then run base %s; else run base %s; fi" % (both, " ".join(WORKLOADS[1:])),
         "  mod loaded '' %s; run base %s" % (both, both),
+        "  mod loaded-s10 sample=10 %s; run base %s" % (both, both),
+        "  mod loaded-s100 sample=100 %s; run base %s" % (both, both),
     ] + ([
         "  ko=/dcrace/copy/%s; mod loaded-ab '' %s; run base %s; ko=/dcrace/copy/dcrace.ko" % (ab, both, both),
     ] if ab else []) + [
@@ -115,6 +124,9 @@ def overhead_script(secs, rounds, probe_rounds, settle, ab=None):
         "      fi",
         "      i=$((i + 1))",
         "    done",
+        # the walk ends' sites need terminate_walk (their rows include it)
+        "    mod only-end_return \"skip_probes=$((all & ~(term | (1 << (n + 1)))))\" stat; run base stat",
+        "    mod only-unlazy_call \"skip_probes=$((all & ~(term | (1 << (n + 2)))))\" stat; run base stat",
         "  fi",
         "  round=$((round + 1))",
         "done",
@@ -172,8 +184,8 @@ def bench_overhead(args, outdir):
     say("overhead: one boot, %d rounds of %d s rows (%s), per-probe rows in %d of them" % (
         args.rounds, args.row_seconds, "/".join(WORKLOADS), probe_rounds))
     # a generous bound: up to 8 probes
-    per_round = (8 if args.ab else 4) * len(WORKLOADS) * (args.row_seconds + 3) + 2 * args.settle + 5
-    per_probe_round = 8 * (2 * (args.row_seconds + 3) + args.settle + 5)
+    per_round = (12 if args.ab else 10) * len(WORKLOADS) * (args.row_seconds + 3) + 5 * args.settle + 5
+    per_probe_round = 10 * (2 * (args.row_seconds + 3) + args.settle + 5)
     timeout = args.rounds * per_round + probe_rounds * per_probe_round + 180
     boot(args.kernel, overhead_script(args.row_seconds, args.rounds, probe_rounds, args.settle,
                                       "dcrace_ab.ko" if args.ab else None),
@@ -184,13 +196,17 @@ def bench_overhead(args, outdir):
         raise InfraError("no probe table in %s (did the first insmod fail?)" % log)
     probes = [p.split(":", 1) for p in m.group(1).split()]
     seq = {w: [] for w in WORKLOADS}
+    calls = {}
     for m in re.finditer(r"^DCRACE-ROW (\S+) (\S+) (\d+) (\{.*\})$", text, re.M):
         res = json.loads(m.group(4))
         if m.group(2) in seq and res.get("elapsed_s") and res.get("syscalls"):
             seq[m.group(2)].append((m.group(1), int(m.group(3)), res["syscalls"] / res["elapsed_s"]))
-    want = {w: ["loaded"] + (["loaded-ab"] if args.ab else []) for w in WORKLOADS}
+            calls[(m.group(1), m.group(2), int(m.group(3)))] = res["syscalls"]
+    want = {w: ["loaded", "loaded-s10", "loaded-s100"] + (["loaded-ab"] if args.ab else [])
+            for w in WORKLOADS}
     if probe_rounds:
         want["stat"] += ["only-" + n for n, st in probes if st != "missing"]
+        want["stat"] += ["only-end_return", "only-unlazy_call"]
     out = {"log": os.path.relpath(log, ROOT), "release": release(text), "row_seconds": args.row_seconds,
            "rounds": args.rounds, "probe_rounds": probe_rounds, "settle": args.settle,
            "probes": {n: st for n, st in probes}, "workloads": {}}
@@ -201,7 +217,33 @@ def bench_overhead(args, outdir):
         if missing:
             raise InfraError("overhead rows missing in %s (%s workload): %s" % (log, w, ", ".join(missing)))
         out["workloads"][w] = o
+    out["hits_per_call"] = hits_per_call(text, calls)
+    out["forms"] = [m.groups() for m in re.finditer(r"^DCRACE-FORM form (\S+) (.*)$", text, re.M)]
+    out["ab_label"] = args.ab_label
     return out
+
+
+def hits_per_call(text, calls):
+    """Each probe's hits per stat() and per open() in the loaded rows: the
+    module's counts after each workload of a row (stat, then open, in one
+    load) over that workload's calls; median over the rounds."""
+    snap = {}
+    for m in re.finditer(r"^DCRACE-HITS loaded (\S+) (\d+) (.*)$", text, re.M):
+        f = m.group(3).split()
+        name, n = ("site:" + f[1], f[2]) if f[0] == "site_hits" else (f[0], f[-1])
+        try:
+            snap.setdefault((m.group(1), int(m.group(2))), {})[name] = int(n)
+        except ValueError:
+            continue
+    per = {}
+    for (w, rnd), h in snap.items():
+        prev = snap.get((WORKLOADS[WORKLOADS.index(w) - 1], rnd), {}) if WORKLOADS.index(w) else {}
+        n = calls.get(("loaded", w, rnd))
+        if not n:
+            continue
+        for name, v in h.items():
+            per.setdefault(w, {}).setdefault(name, []).append((v - prev.get(name, 0)) / n)
+    return {w: {k: round(statistics.median(v), 2) for k, v in d.items()} for w, d in per.items()}
 
 
 # ---- time to first false ENOENT ---------------------------------------
@@ -318,7 +360,7 @@ def overhead_md(o):
         L += ["### `%s` workload" % w, "",
               "| row | %s()/s per round | slowdown min | median | max |" % w, "|---|---|---|---|---|"]
         for n, r in wo["rows"].items():
-            d = "dcrace.ko loaded (all default probes)" if n == "loaded" else "the --ab module loaded" if n == "loaded-ab" else (
+            d = ROW_NAMES.get(n) or (
                 n.replace("only-", "only ") + " armed" if n.startswith("only-") else n)
             sd = r["slowdown"]
             L.append("| %s | %s | %.2fx | **%.2fx** | %.2fx |" % (
@@ -328,10 +370,32 @@ def overhead_md(o):
             b["rows"], min(b["per_s"]), max(b["per_s"]), w,
             "; two adjacent baseline rows differ by %s%% (median), %s%% (max)" % (dr["median"], dr["max"])
             if dr else ""), ""]
-    L += ["The whole detector (*loaded*) costs %s (median over the rounds); the issue's limit is "
-          "2.0x on `stat`, its aim 1.3x." % ", ".join(
+    L += ["The whole detector (*loaded*) costs %s (median over the rounds)." % ", ".join(
               "%.2fx on `%s`" % (wo["rows"]["loaded"]["slowdown"]["median"], w)
               for w, wo in o["workloads"].items()), ""]
+    ab = [(w, wo["rows"]["loaded"]["slowdown_each_round"], wo["rows"]["loaded-ab"]["slowdown_each_round"])
+          for w, wo in o["workloads"].items() if "loaded-ab" in wo["rows"]]
+    if ab:
+        L += ["Against the `--ab` module (%s), same boot: *loaded*'s slowdown over the `--ab` "
+              "module's, round by round, median: %s." % (
+                  o.get("ab_label") or "another build", "; ".join(
+                      "`%s` %.2f" % (w, statistics.median(a / b for a, b in zip(new, old)))
+                      for w, new, old in ab)), ""]
+    h = o.get("hits_per_call")
+    if h:
+        names = sorted({k for d in h.values() for k in d})
+        L += ["Hits per call of each armed probe in the *loaded* rows (all tasks' hits over the "
+              "workload's calls, median over the rounds; `site:` rows are the probes at the sites "
+              "the layout found, summed per kind):", "",
+              "| probe | " + " | ".join("per `%s()`" % w for w in h) + " |",
+              "|---|" + "---|" * len(h)]
+        for k in names:
+            L.append("| `%s` | %s |" % (k, " | ".join("%.2f" % h[w].get(k, 0) for w in h)))
+        L.append("")
+    if o.get("forms"):
+        L += ["The form of each armed kprobe (`probes`, `form` lines, after the settle time), "
+              "the int3 ones with why:", ""]
+        L += ["- `%s` %s" % (site, form) for site, form in o["forms"]] + [""]
     rows = [n[len("only-"):] for w in o["workloads"].values() for n in w["rows"] if n.startswith("only-")]
     notes = [(n, PROBE_NOTES[n]) for n in dict.fromkeys(rows) if n in PROBE_NOTES]
     if notes:
@@ -340,6 +404,13 @@ def overhead_md(o):
         L += ["- `%s`: %s" % nt for nt in notes] + [""]
     return L
 
+
+ROW_NAMES = {
+    "loaded": "dcrace.ko loaded (all default probes)",
+    "loaded-s10": "loaded, `sample=10` (one step or walk end in 10 judged)",
+    "loaded-s100": "loaded, `sample=100`",
+    "loaded-ab": "the `--ab` module loaded",
+}
 
 # The "only X armed" rows, explained in the report (keyed by the names in
 # the module's "probes" table).
@@ -355,8 +426,15 @@ PROBE_NOTES = {
                  "before it (optimized): a step's end, its result and whether it reached `step_into()`. "
                  "Three per `stat()`",
     "dentry_kill": "`__dentry_kill()`'s entry: the kill record. None in these rows (no pruner)",
-    "terminate_walk": "`terminate_walk()`'s entry (optimized): where `open()`'s last step is read; a walk "
-                      "that left RCU mode returns at once. One per `stat()`",
+    "terminate_walk": "`terminate_walk()`'s entry (optimized): where `open()`'s last step is read and "
+                      "an RCU-mode end snapshot; a walk that left RCU mode only releases its slot. One "
+                      "per `stat()`; armed alone here (the walk ends' sites off)",
+    "end_return": "with `terminate_walk`: the probes after each call of `path_lookupat()` and "
+                  "`path_parentat()`, where an RCU-mode end is judged; they return at once while no "
+                  "end is pending (a successful walk). One per `stat()`",
+    "unlazy_call": "with `terminate_walk`: the calls of `try_to_unlazy()` in `link_path_walk()` (int3: "
+                   "a call instruction), met only before a hard error. None per `stat()` of an "
+                   "existing file",
 }
 
 
@@ -411,6 +489,8 @@ def build_parser():
                    help="seconds between insmod and the row, for kprobe optimization (default 2)")
     p.add_argument("--ab", metavar="KO", help="overhead: also a second dcrace.ko (another build, e.g. the "
                    "main branch's, for the same kernel), its rows interleaved in the same boot (loaded-ab)")
+    p.add_argument("--ab-label", default=None, help="what the --ab module is, for the report (e.g. "
+                   "\"main at 46f86a0\")")
     p.add_argument("--boots", type=A.positive_int, default=10, help="boots per time-to-first row (default 10)")
     p.add_argument("--cold", action="store_true", help="also time make kernels/compare from an empty cache")
     p.add_argument("--only", choices=["overhead", "first", "pipeline"], action="append",
