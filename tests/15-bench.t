@@ -62,8 +62,9 @@ ok "$([[ $rows -eq 6 ]]; echo $?)" "loaded rows: 3 rounds x 2 workloads (got $ro
 # per-probe rows, 2 rounds: one bit clear each, extra_probes=1 for the
 # probe off by default, none for the missing one
 got=$(grep '^INSMOD ' "$tmp/out" | sed 's|^INSMOD /dcrace/copy/dcrace.ko *||' | sort | uniq -c | awk '{$1 = $1; print}' | tr '\n' '|')
-want='4|2 skip_probes=15|2 skip_probes=27|2 skip_probes=29 extra_probes=1|2 skip_probes=30|'
-ok "$([[ $got == "$want" ]]; echo $?)" "insmod parameters: all probes x4 (table, 3 rounds), each probe not missing alone x2 (got $got)"
+# (the skip mask has the table's bits and four more: the walk ends' sites)
+want='4|3 sample=10|3 sample=100|2 skip_probes=495|2 skip_probes=507|2 skip_probes=509 extra_probes=1|2 skip_probes=510|'
+ok "$([[ $got == "$want" ]]; echo $?)" "insmod parameters: all probes x4 (table, 3 rounds), sample=10 and 100 x3, each probe not missing alone x2 (got $got)"
 
 # ratios: a module row against the mean of its two neighbours; warm-up ignored
 r=$(py "from dcrace_harness import bench

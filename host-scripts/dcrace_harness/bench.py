@@ -101,7 +101,9 @@ def overhead_script(secs, rounds, probe_rounds, settle, ab=None):
         "echo \"DCRACE-PROBES $probes\"",
         # skip_probes: the table's bits, then the walk ends' sites (64
         # open_return, 128 end_return, 256 unlazy_call, 512 slot_reclaim)
-        "n=$(echo $probes | wc -w); all=$(( (1 << (n + 4)) - 1 )); term=$(( 1 << (n - 1) ))",
+        "n=$(echo $probes | wc -w); all=$(( (1 << (n + 4)) - 1 ))",
+        "term=0; i=0; for p in $probes; do [ \"${p%%:*}\" = terminate_walk ] && term=$((1 << i)); "
+        "i=$((i + 1)); done",
         # the first rows after the setup and the first insmod run faster
         # than all later ones (measured: by up to 60%): not measured
         "round=0; run warm-up %s" % both,
@@ -125,8 +127,10 @@ def overhead_script(secs, rounds, probe_rounds, settle, ab=None):
         "      i=$((i + 1))",
         "    done",
         # the walk ends' sites need terminate_walk (their rows include it)
-        "    mod only-end_return \"skip_probes=$((all & ~(term | (1 << (n + 1)))))\" stat; run base stat",
-        "    mod only-unlazy_call \"skip_probes=$((all & ~(term | (1 << (n + 2)))))\" stat; run base stat",
+        "    if [ $term -ne 0 ]; then",
+        "      mod only-end_return \"skip_probes=$((all & ~(term | (1 << (n + 1)))))\" stat; run base stat",
+        "      mod only-unlazy_call \"skip_probes=$((all & ~(term | (1 << (n + 2)))))\" stat; run base stat",
+        "    fi",
         "  fi",
         "  round=$((round + 1))",
         "done",
@@ -206,7 +210,8 @@ def bench_overhead(args, outdir):
             for w in WORKLOADS}
     if probe_rounds:
         want["stat"] += ["only-" + n for n, st in probes if st != "missing"]
-        want["stat"] += ["only-end_return", "only-unlazy_call"]
+        if any(n == "terminate_walk" and st != "missing" for n, st in probes):
+            want["stat"] += ["only-end_return", "only-unlazy_call"]
     out = {"log": os.path.relpath(log, ROOT), "release": release(text), "row_seconds": args.row_seconds,
            "rounds": args.rounds, "probe_rounds": probe_rounds, "settle": args.settle,
            "probes": {n: st for n, st in probes}, "workloads": {}}
@@ -219,7 +224,7 @@ def bench_overhead(args, outdir):
         out["workloads"][w] = o
     out["hits_per_call"] = hits_per_call(text, calls)
     out["forms"] = [m.groups() for m in re.finditer(r"^DCRACE-FORM form (\S+) (.*)$", text, re.M)]
-    out["ab_label"] = args.ab_label
+    out["ab_label"] = getattr(args, "ab_label", None)
     return out
 
 
