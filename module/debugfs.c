@@ -113,6 +113,9 @@ static const char *kprobe_form(const struct kprobe *kp, const char **why)
 	u8 op = kp->opcode;
 
 	*why = "";
+	/* walk_component's entry after the warm-up, in stack mode */
+	if (kp->flags & KPROBE_FLAG_DISABLED)
+		return "disabled";
 	if (kp->flags & KPROBE_FLAG_FTRACE)
 		return "ftrace";
 	/*
