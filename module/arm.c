@@ -94,11 +94,6 @@ static void kretprobe_drain(enum dcrace_probe_id id)
 }
 
 /*
- * Unregister everything, the kprobes in one batch: unregister_kprobes()
- * waits for RCU (and the kprobe optimizer) once, not once per probe, which
- * under TCG on the debug kernel is most of what rmmod costs.
- */
-/*
  * Every armed kprobe (not the kretprobes, not callbacks=1's) into @kps,
  * which has room for DCRACE_MAX_KPROBES; returns how many.
  */
@@ -125,6 +120,11 @@ int armed_kprobes(struct kprobe **kps)
 	return n;
 }
 
+/*
+ * Unregister everything, the kprobes in one batch: unregister_kprobes()
+ * waits for RCU (and the kprobe optimizer) once, not once per probe, which
+ * under TCG on the debug kernel is most of what rmmod costs.
+ */
 void disarm_all(void)
 {
 	struct kprobe *kps[DCRACE_MAX_KPROBES];

@@ -50,8 +50,6 @@ static bool nd_dentry_stale(struct dcrace_nd_head *nd, struct dentry *d,
  */
 static void end_read(struct dcrace_end_snap *e, struct dcrace_nd_head *nd)
 {
-	bool stale;
-
 	struct dentry *d = READ_ONCE(nd->path.dentry);
 	struct inode *inode = READ_ONCE(nd->inode);
 
@@ -64,8 +62,7 @@ static void end_read(struct dcrace_end_snap *e, struct dcrace_nd_head *nd)
 		e->inode_stale = READ_ONCE(d->d_inode) != inode;
 		e->can_lookup = d_can_lookup(d);
 		/* the name is only reported, and only a stale end is */
-		stale = e->dentry_stale || e->inode_stale;
-		if (stale)
+		if (e->dentry_stale || e->inode_stale)
 			dcrace_copy_name(e->name, sizeof(e->name),
 					 READ_ONCE(d->d_name.name),
 					 &e->name_truncated);
