@@ -273,3 +273,37 @@ newc_archive() {
 	(cd "$1" && find . -print0 | LC_ALL=C sort -z |
 		cpio --null -o -H newc --owner=0:0 --quiet)
 }
+
+# module_ops WHAT TEXT...: how many times the guest shell TEXTs load
+# (WHAT=load: insmod, modprobe without -r) or unload (WHAT=unload: rmmod,
+# modprobe -r) a module, a command inside a text that has a for/while/until
+# loop counting twice. run-guest's --tcg auto runs a guest single-threaded
+# when either count is above 1 (docs/design.md, "Why int3 kprobes, and TCG
+# threading").
+module_ops() {
+	local what=$1 t n total=0 re
+	shift
+	if [[ $what == load ]]; then
+		re='(^|[^[:alnum:]_/.-])(insmod|modprobe)[[:space:]]+[^-[:space:]]'
+	else
+		re='(^|[^[:alnum:]_/.-])(rmmod|modprobe[[:space:]]+-r)([^[:alnum:]_-]|$)'
+	fi
+	for t in "$@"; do
+		n=$(grep -oE "$re" <<<"$t" | wc -l)
+		if [[ $n -gt 0 ]] && grep -qE '(^|[;&|[:space:]])(for|while|until)[[:space:]]' <<<"$t"; then
+			n=$((n * 2))
+		fi
+		total=$((total + n))
+	done
+	echo "$total"
+}
+
+# first_report LOG: the first kernel report in a guest's serial log (a
+# stall, lockup, oops, BUG, WARNING...; DCRACE_REPORT_RE) with the 40 lines
+# after it, its stack; nothing when there is none.
+first_report() {
+	local n
+	n=$(grep -nE "$DCRACE_REPORT_RE" "$1" | grep -vF "$DCRACE_SPLAT_OWN" | head -n 1 | cut -d: -f1)
+	[[ -n $n ]] || return 0
+	sed -n "${n},$((n + 40))p" "$1"
+}

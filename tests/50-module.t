@@ -88,9 +88,10 @@ ok "$([[ ${c[fixed]} =~ ^[0-9]+$ && ${c[fixed]} -gt 0 ]]; echo $?)" "fixed injec
 # 4. insmod/rmmod 20 times while the workload runs
 log=$T_RESULTS/module-cycles.log
 rc=0
-# --tcg single: under multi-threaded TCG, disarming a kprobe in code another
-# vCPU is executing hangs the guest (see run-guest --help).
-"$HS/run-guest" -q --tcg single --timeout 400 --log "$log" --copy "$("$HS/build-module")" --exec "
+# run-guest runs it single-threaded (--tcg auto: more than one load):
+# under multi-threaded TCG, disarming a kprobe in code another vCPU is
+# executing hangs the guest (see run-guest --help).
+"$HS/run-guest" -q --timeout 400 --log "$log" --copy "$("$HS/build-module")" --exec "
 $WL --duration 60 > /tmp/wl.out & wl=\$!
 ok=0
 for i in \$(seq 1 20); do
@@ -118,11 +119,11 @@ done
 ok "$(grep -q 'BUG: dcrace: false ENOENT in rcu-walk' "$log"; echo $?)" "verbose=1 prints the report header to dmesg"
 
 # 6. load-time checks and lifetime (issue 12), one guest, single-threaded
-# TCG (it loads and unloads under load)
+# TCG (run-guest's --tcg auto: it loads and unloads under load)
 log=$T_RESULTS/module-checks.log
 KO=/dcrace/copy/dcrace.ko
 rc=0
-"$HS/run-guest" -q --tcg single --timeout 500 --log "$log" --copy "$("$HS/build-module")" --exec "
+"$HS/run-guest" -q --timeout 500 --log "$log" --copy "$("$HS/build-module")" --exec "
 try() { n=\$1; shift; if insmod $KO \"\$@\" 2>/tmp/err; then echo \"DCRACE-T \$n loaded\"; rmmod dcrace; else echo \"DCRACE-T \$n refused: \$(cat /tmp/err)\"; fi; }
 try selftest_break selftest_break=1
 try selftest_break2 selftest_break=2

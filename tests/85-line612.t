@@ -125,8 +125,9 @@ done
 # 27-28. PREEMPT_RT: insmod/rmmod under load
 log=$T_RESULTS/line612-rt-cycles.log
 rc=0
-# --tcg single: loading and unloading under load (see run-guest --help)
-"$HS/run-guest" -q --kernel debian-6.12-rt --tcg single --timeout 400 --log "$log" \
+# single-threaded TCG (run-guest's --tcg auto): loading and unloading
+# under load (see run-guest --help)
+"$HS/run-guest" -q --kernel debian-6.12-rt --timeout 400 --log "$log" \
 	--copy "${ko[debian-6.12-rt]}" --exec "
 dcrace-workload --quiet --nice 19 --duration 3600 --mix stat=50,open=50 >/tmp/wl.out & wl=\$!
 n=0
