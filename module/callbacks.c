@@ -11,9 +11,19 @@
  * comm filter, and is delayed when the knob "window" has the kind's bit
  * (8 permission, 16 d_revalidate, 32 d_hash, 64 d_compare, 128 get_link).
  *
+ * A lifetime ends on two sides, and each has its window (docs/design.md,
+ * "The hunt"): the reader's after it loaded a pointer a callback goes on
+ * to use ("load", 256: the entry of get_pid_task()/pid_task(), whose
+ * argument the callback has just read from the inode), and the freer's
+ * between the drop of a reference and the clearing of the pointer to it
+ * ("free", 512: the return of proc_pid_evict_inode(), which put the pid
+ * while proc_evict_inode() has not yet cleared ei->pid; a kretprobe, for
+ * the controller's comm DCRACE_FREER_COMM only, in any walk mode).
+ *
  * The walk is current->nameidata, read through the mirror the load's
  * self-check verified; only its flags are read, in the walker's own task.
  */
+#include <linux/delay.h>
 #include <linux/kprobes.h>
 #include <linux/namei.h>
 #include <linux/sched.h>
@@ -24,8 +34,9 @@ struct dcrace_cb {
 	u8 kind;		/* enum dcrace_cb_kind */
 	const char *sym;
 	struct kprobe kp;
+	struct kretprobe rp;	/* CB_FREE: at the function's return */
 	bool armed;
-	atomic_long_t hits;	/* RCU-mode entries by the filtered tasks */
+	atomic_long_t hits;	/* window entries by the selected tasks */
 };
 
 static const char * const cb_kind_names[NR_CB_KINDS] = {
@@ -34,6 +45,8 @@ static const char * const cb_kind_names[NR_CB_KINDS] = {
 	[CB_HASH] = "d_hash",
 	[CB_COMPARE] = "d_compare",
 	[CB_GET_LINK] = "get_link",
+	[CB_LOAD] = "load",
+	[CB_FREE] = "free",
 };
 
 #define CB(f, k, s) { .fs = f, .kind = k, .sym = s }
@@ -73,10 +86,15 @@ static struct dcrace_cb cbs[] = {
 	CB("vfat", CB_COMPARE, "vfat_cmp"),
 	CB("vfat", CB_COMPARE, "vfat_cmpi"),
 	CB("overlayfs", CB_PERMISSION, "ovl_permission"),
-	CB("overlayfs", CB_REVALIDATE, "ovl_revalidate"),
-	CB("overlayfs", CB_REVALIDATE, "ovl_weak_revalidate"),
+	CB("overlayfs", CB_REVALIDATE, "ovl_dentry_revalidate"),
+	CB("overlayfs", CB_REVALIDATE, "ovl_dentry_weak_revalidate"),
 	CB("overlayfs", CB_GET_LINK, "ovl_get_link"),
+	CB("procfs", CB_LOAD, "get_pid_task"),
+	CB("procfs", CB_LOAD, "pid_task"),
+	CB("procfs", CB_FREE, "proc_pid_evict_inode"),
 };
+
+static atomic_t free_inflight;	/* CB_FREE returns hijacked, not yet back */
 
 static bool walk_in_rcu(void)
 {
@@ -97,19 +115,63 @@ static int cb_pre(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
-/* callbacks=1: arm every callback this kernel has; none found is an error */
+static int free_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	atomic_inc(&free_inflight);
+	return 0;
+}
+
+/* the freer's window: its reference dropped, the pointer not yet cleared */
+static int free_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct dcrace_cb *cb = rp ? container_of(rp, struct dcrace_cb, rp) : NULL;
+
+	if (cb && knob(K_ENABLED) &&
+	    !strncmp(current->comm, DCRACE_FREER_COMM, TASK_COMM_LEN)) {
+		atomic_long_inc(&cb->hits);
+		cnt_inc(C_CB_FREE);
+		maybe_inject(DCRACE_WINDOW_FREE);
+	}
+	atomic_dec(&free_inflight);
+	return 0;
+}
+
+static int cb_register(struct dcrace_cb *cb)
+{
+	atomic_long_set(&cb->hits, 0);
+	if (cb->kind == CB_FREE) {
+		memset(&cb->rp, 0, sizeof(cb->rp));
+		cb->rp.kp.symbol_name = cb->sym;
+		cb->rp.entry_handler = free_entry;
+		cb->rp.handler = free_ret;
+		cb->rp.maxactive = 16;
+		return register_kretprobe(&cb->rp);
+	}
+	memset(&cb->kp, 0, sizeof(cb->kp));
+	cb->kp.symbol_name = cb->sym;
+	cb->kp.pre_handler = cb_pre;
+	return register_kprobe(&cb->kp);
+}
+
+/*
+ * callbacks=1: arm every callback this kernel has; none found is an error.
+ * One missing is not: "probes" lists it as "missing" and dmesg names it.
+ */
 int callbacks_arm(void)
 {
 	unsigned int i, n = 0;
+	int err;
 
+	atomic_set(&free_inflight, 0);
 	for (i = 0; i < ARRAY_SIZE(cbs); i++) {
 		struct dcrace_cb *cb = &cbs[i];
 
-		memset(&cb->kp, 0, sizeof(cb->kp));
-		cb->kp.symbol_name = cb->sym;
-		cb->kp.pre_handler = cb_pre;
-		atomic_long_set(&cb->hits, 0);
-		cb->armed = !register_kprobe(&cb->kp);
+		err = cb_register(cb);
+		cb->armed = !err;
+		if (err)
+			pr_notice("dcrace: window %s:%s at %s missing (%d)\n",
+				  cb->fs, cb_kind_names[cb->kind], cb->sym, err);
 		n += cb->armed;
 	}
 	if (n)
@@ -121,8 +183,18 @@ int callbacks_arm(void)
 void callbacks_disarm(void)
 {
 	struct kprobe *kps[ARRAY_SIZE(cbs)];
-	unsigned int i, n = 0;
+	unsigned int i, n = 0, tries;
 
+	for (i = 0; i < ARRAY_SIZE(cbs); i++) {
+		if (!cbs[i].armed || cbs[i].kind != CB_FREE)
+			continue;
+		/* no new entry, then every hijacked return back (bounded) */
+		disable_kretprobe(&cbs[i].rp);
+		for (tries = 0; tries < 5000 && atomic_read(&free_inflight); tries++)
+			usleep_range(1000, 2000);
+		unregister_kretprobe(&cbs[i].rp);
+		cbs[i].armed = false;
+	}
 	for (i = 0; i < ARRAY_SIZE(cbs); i++) {
 		if (cbs[i].armed)
 			kps[n++] = &cbs[i].kp;
@@ -142,7 +214,8 @@ void callbacks_show(struct seq_file *m)
 	for (i = 0; i < ARRAY_SIZE(cbs); i++) {
 		const struct dcrace_cb *cb = &cbs[i];
 
-		seq_printf(m, "callback %s kprobe %s %ld %s:%s\n", cb->sym,
+		seq_printf(m, "callback %s %s %s %ld %s:%s\n", cb->sym,
+			   cb->kind == CB_FREE ? "kretprobe" : "kprobe",
 			   cb->armed ? "armed" : "missing",
 			   atomic_long_read(&cb->hits), cb->fs,
 			   cb_kind_names[cb->kind]);
@@ -156,6 +229,7 @@ unsigned long callbacks_missed(void)
 
 	for (i = 0; i < ARRAY_SIZE(cbs); i++)
 		if (cbs[i].armed)
-			n += cbs[i].kp.nmissed;
+			n += cbs[i].kind == CB_FREE ? cbs[i].rp.nmissed :
+			     cbs[i].kp.nmissed;
 	return n;
 }

@@ -9,6 +9,7 @@
 #include <linux/fs.h>
 #include <linux/kprobes.h>
 #include <linux/moduleparam.h>
+#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -340,6 +341,37 @@ static const struct file_operations reset_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * "synchronize_rcu": writing N (1..100) returns after N full RCU grace
+ * periods, so a scenario in the guest can drop a reference one, two or
+ * more grace periods after an event (a reaped task's pid, a detached
+ * mount's last reference: docs/design.md, "The hunt").
+ */
+static ssize_t grace_write(struct file *file, const char __user *ubuf,
+			   size_t len, loff_t *ppos)
+{
+	char buf[8];
+	s64 v;
+	int ret = get_write(ubuf, len, ppos, buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	if (dcrace_parse_s64(buf, 1, 100, &v))
+		return -EINVAL;
+	while (v-- > 0)
+		synchronize_rcu();
+	cnt_inc(C_GRACE_WAITS);
+	*ppos += len;
+	return len;
+}
+
+static const struct file_operations grace_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = grace_write,
+	.llseek = noop_llseek,
+};
+
 static ssize_t comm_write(struct file *file, const char __user *ubuf,
 			  size_t len, loff_t *ppos)
 {
@@ -388,6 +420,7 @@ void debugfs_setup(void)
 	debugfs_create_file("sample", 0600, dbg_dir, &dcrace_knobs[K_SAMPLE],
 			    &knob_fops);
 	debugfs_create_file("reset", 0200, dbg_dir, NULL, &reset_fops);
+	debugfs_create_file("synchronize_rcu", 0200, dbg_dir, NULL, &grace_fops);
 	inj = debugfs_create_dir("inject", dbg_dir);
 	/* the injection knobs are in inject/, under their own names */
 	for (i = K_ENABLED + 1; i < K_SAMPLE; i++)

@@ -137,11 +137,20 @@ static u32 inject_rand100(void)
 	return prandom_u32_state(this_cpu_ptr(&inject_rnd)) % 100;
 }
 
+/*
+ * Delay the current task in @window when the knobs select it. A freeing
+ * side's window (DCRACE_WINDOW_FREE) delays the hunt's controller
+ * (DCRACE_FREER_COMM), the task that ends the lifetimes, never a walker;
+ * every other window the tasks of the comm filter.
+ */
 void maybe_inject(unsigned int window)
 {
 	s64 delay = knob(K_DELAY_US), interval, prob;
 
-	if (!delay || !(knob(K_WINDOW) & window) || !knob(K_TIMES) ||
+	if (!delay || !(knob(K_WINDOW) & window) || !knob(K_TIMES))
+		return;
+	if (window == DCRACE_WINDOW_FREE ?
+	    strncmp(current->comm, DCRACE_FREER_COMM, TASK_COMM_LEN) :
 	    !inject_comm_matches())
 		return;
 	interval = knob(K_INTERVAL);

@@ -300,6 +300,7 @@ void inject_init(void);
 #define DCRACE_WINDOW_END	4
 /* the filesystem callbacks' windows: DCRACE_WINDOW_CB << kind */
 #define DCRACE_WINDOW_CB	8
+#define DCRACE_WINDOW_FREE	(DCRACE_WINDOW_CB << CB_FREE)
 void maybe_inject(unsigned int window);
 bool inject_comm_matches(void);
 int inject_comm_set(const char *buf, size_t len);
@@ -310,7 +311,9 @@ int inject_check(void);
 /* ---- the filesystem callbacks of an RCU walk (callbacks.c) ------------ */
 
 enum dcrace_cb_kind { CB_PERMISSION, CB_REVALIDATE, CB_HASH, CB_COMPARE,
-		      CB_GET_LINK, NR_CB_KINDS };
+		      CB_GET_LINK, CB_LOAD, CB_FREE, NR_CB_KINDS };
+/* the freeing side's windows delay the hunt's controller only */
+#define DCRACE_FREER_COMM	"dcr-ctl"
 int callbacks_arm(void);
 void callbacks_disarm(void);
 void callbacks_show(struct seq_file *m);

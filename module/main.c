@@ -37,7 +37,7 @@ module_param(extra_probes, bool, 0444);
 MODULE_PARM_DESC(extra_probes, "also arm the lookup_fast hit counter (default 0)");
 
 module_param(callbacks, bool, 0444);
-MODULE_PARM_DESC(callbacks, "probe the filesystem callbacks of RCU walks: counted per kind, delayed by window bits 8-128 (default 0)");
+MODULE_PARM_DESC(callbacks, "probe the filesystem callbacks of RCU walks and the frees behind them: counted per kind, delayed by window bits 8-512 (default 0)");
 
 /* For tests only: see docs/debugfs.md. */
 module_param(late_sites, bool, 0444);
@@ -72,7 +72,7 @@ MODULE_PARM_DESC(times, "delays left, -1 unlimited (default -1)");
 module_param_cb(verbose, &knob_param_ops, &dcrace_knobs[K_VERBOSE], 0444);
 MODULE_PARM_DESC(verbose, "print a report to dmesg per race (0/1, default 0)");
 module_param_cb(window, &knob_param_ops, &dcrace_knobs[K_WINDOW], 0444);
-MODULE_PARM_DESC(window, "windows delayed, a mask: 1 after the d_seq sample, 2 after a step ends (before may_lookup()/d_can_lookup()), 4 at a walk's end before its snapshot (tests); with callbacks=1 8 permission, 16 d_revalidate, 32 d_hash, 64 d_compare, 128 get_link (default 1)");
+MODULE_PARM_DESC(window, "windows delayed, a mask: 1 after the d_seq sample, 2 after a step ends (before may_lookup()/d_can_lookup()), 4 at a walk's end before its snapshot (tests); with callbacks=1 8 permission, 16 d_revalidate, 32 d_hash, 64 d_compare, 128 get_link, 256 after a callback's load, 512 a freer before it clears (default 1)");
 module_param_cb(sample, &knob_param_ops, &dcrace_knobs[K_SAMPLE], 0444);
 MODULE_PARM_DESC(sample, "judge one step and one walk end in N, per CPU (1-1000000, default 1: all)");
 module_param_cb(comm, &comm_param_ops, NULL, 0444);

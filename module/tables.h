@@ -61,8 +61,12 @@ DCRACE_COUNTER(C_CB_REVALIDATE,  "window_d_revalidate")
 DCRACE_COUNTER(C_CB_HASH,        "window_d_hash")
 DCRACE_COUNTER(C_CB_COMPARE,     "window_d_compare")
 DCRACE_COUNTER(C_CB_GET_LINK,    "window_get_link")
+DCRACE_COUNTER(C_CB_LOAD,        "window_load")
+DCRACE_COUNTER(C_CB_FREE,        "window_free")
 /* sample=N: steps and walk ends left unjudged (N - 1 of every N) */
 DCRACE_COUNTER(C_SAMPLED_OUT,    "sampled_out")
+/* synchronize_rcu: writes that waited their grace periods */
+DCRACE_COUNTER(C_GRACE_WAITS,    "grace_waits")
 #undef DCRACE_COUNTER
 #endif
 
@@ -77,9 +81,11 @@ DCRACE_KNOB(K_VERBOSE,     "verbose",     0,  1,       0)
 /*
  * which windows delay_us widens (a mask): 1 sample, 2 step, 4 walk end;
  * with callbacks=1 the callbacks' entries: 8 permission, 16 d_revalidate,
- * 32 d_hash, 64 d_compare, 128 get_link
+ * 32 d_hash, 64 d_compare, 128 get_link, 256 a load a callback made
+ * (reader side, after the load), 512 a freer's (its reference dropped,
+ * the pointer not yet cleared)
  */
-DCRACE_KNOB(K_WINDOW,      "window",      1,  255,     1)
+DCRACE_KNOB(K_WINDOW,      "window",      1,  1023,    1)
 /* judge one step (and one walk end) in N, per CPU, as KCSAN's skip_watch */
 DCRACE_KNOB(K_SAMPLE,      "sample",      1,  1000000, 1)
 #undef DCRACE_KNOB

@@ -11,9 +11,14 @@
  *
  * Scenarios:
  *   proc-umount  a private proc mount on --dir, the cwd in it, unmounted
- *                lazily, the last reference dropped by chdir("/")
+ *                lazily, --grace grace periods waited, the last
+ *                reference dropped by chdir("/"); walkers follow self,
+ *                thread-self and the PDE symlinks mounts and net
  *   proc-exit    the cwd in /proc/<child>; the child killed and reaped,
- *                then the cwd left (the last proc inode of its pid goes)
+ *                --grace grace periods waited (the task's own reference
+ *                to its pid goes one grace period after the reap), then
+ *                the cwd left (the last proc inode of its pid goes, and
+ *                with it, in 6.1, the pid itself)
  *   lazy-umount  --mount TYPE:SOURCE[:OPTIONS] mounted on --dir, a small
  *                tree made, the cwd in it, unmounted lazily, left
  *   replace      nNN turns file <-> directory in place, xNN (a directory)
@@ -22,6 +27,12 @@
  *                (with --uid) walk nNN/y, xNN/y and locked/y
  *   prune        walkers stat files on --dir while the controller writes
  *                2 to /proc/sys/vm/drop_caches
+ *
+ * Truth tables are per state where a scenario has states (proc-exit: the
+ * child alive, killed, reaped, the cwd left): the controller moves a
+ * phase counter before and after each action, a walker reads it before
+ * and after each call, and an outcome is false only when no state the
+ * call overlapped allows it.
  *
  * Output: one JSON object on stdout. Exit 0 when it ran, 1 on a false
  * error, 2 on bad usage, 3 when the scenario could not be set up.
@@ -36,6 +47,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -47,24 +60,39 @@
 
 #define MAX_PATHS	8
 #define MAX_WALKERS	8
+#define MAX_STATES	4
+#define MAX_GRACE	8
 #define NERR		134	/* errno slots: 0 is success */
-#define ALLOWED(p, e)	((e) < 64 && ((p)->allowed >> (e) & 1))
+#define ALLOWED(m, e)	((e) < 64 && ((m) >> (e) & 1))
 
 struct hpath {
 	char name[128];
-	unsigned long allowed;	/* bit e: errno e allowed (bit 0: success) */
+	/* per state, bit e: errno e allowed (bit 0: success) */
+	unsigned long allowed[MAX_STATES];
 	atomic_ulong count[NERR];
+	atomic_ulong false_count[NERR];	/* outcomes no overlapped state allows */
 };
 
 static struct {
 	const char *scenario, *dir, *mount_spec;
 	double duration;
 	long iterations, walkers, hold_us, uid;
+	int casefold;
 } cfg = { .duration = 5, .iterations = 0, .walkers = 2, .hold_us = 2000,
 	  .uid = -1 };
 
 static struct hpath paths[MAX_PATHS];
 static int npaths;
+/*
+ * The scenario's states: nstates of them, the controller's phase counter
+ * even in a state, odd during the action between two (state_begin(),
+ * state_end()); the state of even phase p is (p / 2 + state0) % nstates.
+ */
+static int nstates = 1, state0;
+static atomic_ulong phase;
+static long grace[MAX_GRACE] = { 0, 1, 3 };
+static int ngrace = 3;
+static long grace_cycles[MAX_GRACE];
 static atomic_int stop;
 static atomic_long walker_tids[MAX_WALKERS];
 static long iterations, ctl_errors;
@@ -85,6 +113,13 @@ static void usage(FILE *f)
 "  --walkers N      walker threads, 1-%d (default 2)\n"
 "  --hold-us N      how long each state is held, us (default 2000)\n"
 "  --uid N          replace: the walkers run as uid/gid N\n"
+"  --casefold 1     lazy-umount, prune: make directory c casefolded (ext4,\n"
+"                   +F), c/f in it, and walk c/F (->d_hash()/->d_compare()\n"
+"                   with a name to fold); fails when the filesystem cannot\n"
+"  --grace LIST     proc-exit, proc-umount: RCU grace periods waited\n"
+"                   before the last reference goes, cycled over the\n"
+"                   controller's cycles (default 0,1,3; needs dcrace.ko's\n"
+"                   debugfs file synchronize_rcu when one is not 0)\n"
 "  -h, --help       this text\n", MAX_WALKERS);
 }
 
@@ -99,13 +134,94 @@ static void ctl_fail(const char *fmt, ...)
 	}
 }
 
+static unsigned long mask_of(const int *allowed)
+{
+	unsigned long m = 0;
+
+	for (; *allowed >= 0; allowed++)
+		m |= 1UL << *allowed;
+	return m;
+}
+
+/* a path whose outcomes are the same in every state */
 static void add_path(const char *name, const int *allowed)
 {
 	struct hpath *p = &paths[npaths++];
+	int i;
 
 	snprintf(p->name, sizeof(p->name), "%s", name);
-	for (; *allowed >= 0; allowed++)
-		p->allowed |= 1UL << *allowed;
+	for (i = 0; i < MAX_STATES; i++)
+		p->allowed[i] = mask_of(allowed);
+}
+
+/* a path with one table per state (nstates of them) */
+static void add_path_states(const char *name, const int *const *allowed)
+{
+	struct hpath *p = &paths[npaths++];
+	int i;
+
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	for (i = 0; i < nstates; i++)
+		p->allowed[i] = mask_of(allowed[i]);
+}
+
+static void state_begin(void)
+{
+	atomic_fetch_add(&phase, 1);
+}
+
+static void state_end(void)
+{
+	atomic_fetch_add(&phase, 1);
+}
+
+/* what the states of phases ph0..ph1 (a call's span) allow on @p */
+static unsigned long allowed_between(const struct hpath *p, unsigned long ph0,
+				     unsigned long ph1)
+{
+	unsigned long m = 0, ph;
+
+	if (ph1 - ph0 >= 2UL * nstates)
+		ph1 = ph0 + 2UL * nstates;
+	for (ph = ph0; ph <= ph1; ph++) {
+		/* an odd phase is an action: the states on both sides */
+		m |= p->allowed[((ph / 2) + state0) % nstates];
+		if (ph & 1)
+			m |= p->allowed[((ph / 2 + 1) + state0) % nstates];
+	}
+	return m;
+}
+
+static void count(struct hpath *p, int e, unsigned long ph0)
+{
+	unsigned long m = allowed_between(p, ph0, atomic_load(&phase));
+
+	if (e >= NERR)
+		e = NERR - 1;
+	atomic_fetch_add(&p->count[e], 1);
+	if (!ALLOWED(m, e))
+		atomic_fetch_add(&p->false_count[e], 1);
+}
+
+/*
+ * The grace periods of this cycle (--grace, cycled): dcrace.ko's
+ * synchronize_rcu returns after that many.
+ */
+static void grace_wait(void)
+{
+	int i = iterations % ngrace, fd;
+	char buf[16];
+	int len;
+
+	grace_cycles[i]++;
+	if (!grace[i])
+		return;
+	len = snprintf(buf, sizeof(buf), "%ld\n", grace[i]);
+	fd = open("/sys/kernel/debug/dcrace/synchronize_rcu", O_WRONLY);
+	if (fd < 0 || write(fd, buf, len) != len)
+		ctl_fail("synchronize_rcu %ld: %s", grace[i], strerror(errno));
+	if (fd >= 0)
+		close(fd);
 }
 
 static double now(void)
@@ -125,6 +241,7 @@ static void *walker(void *arg)
 {
 	long id = (long)arg;
 	struct stat st;
+	unsigned long ph;
 	int i, fd, e;
 
 	prctl(PR_SET_NAME, "dcr-walk");
@@ -135,13 +252,15 @@ static void *walker(void *arg)
 		ctl_fail("walker: setresuid(%ld): %s", cfg.uid, strerror(errno));
 	while (!stop) {
 		for (i = 0; i < npaths; i++) {
+			ph = atomic_load(&phase);
 			e = fstatat(AT_FDCWD, paths[i].name, &st, 0) ? errno : 0;
-			atomic_fetch_add(&paths[i].count[e < NERR ? e : NERR - 1], 1);
+			count(&paths[i], e, ph);
+			ph = atomic_load(&phase);
 			fd = openat(AT_FDCWD, paths[i].name, O_RDONLY);
 			e = fd < 0 ? errno : 0;
 			if (fd >= 0)
 				close(fd);
-			atomic_fetch_add(&paths[i].count[e < NERR ? e : NERR - 1], 1);
+			count(&paths[i], e, ph);
 		}
 	}
 	return NULL;
@@ -162,6 +281,7 @@ static void proc_umount_cycle(void)
 	if (umount2(cfg.dir, MNT_DETACH))
 		ctl_fail("umount -l %s: %s", cfg.dir, strerror(errno));
 	hold();
+	grace_wait();
 	/* the last reference: cleanup_mnt() at this call's return */
 	if (chdir("/"))
 		ctl_fail("chdir /: %s", strerror(errno));
@@ -180,15 +300,29 @@ static void proc_exit_cycle(void)
 			pause();
 	}
 	snprintf(d, sizeof(d), "/proc/%d", c);
+	state_begin();
 	if (chdir(d))
 		ctl_fail("chdir %s: %s", d, strerror(errno));
+	state_end();		/* alive */
 	hold();
+	state_begin();
 	kill(c, SIGKILL);
-	waitpid(c, NULL, 0);
-	/* the task's own reference to its pid goes a grace period later */
+	state_end();		/* killed, maybe not yet dead */
 	hold();
+	state_begin();
+	waitpid(c, NULL, 0);
+	state_end();		/* reaped */
+	hold();
+	/*
+	 * the task's own reference to its pid goes a grace period after the
+	 * reap (delayed_put_pid()): with it gone, the last proc inode's
+	 * eviction puts the last reference
+	 */
+	grace_wait();
+	state_begin();
 	if (chdir("/"))
 		ctl_fail("chdir /: %s", strerror(errno));
+	state_end();		/* left */
 	hold();
 }
 
@@ -202,6 +336,46 @@ static void write_file(const char *path, mode_t mode)
 		ctl_fail("create %s: %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
+}
+
+#ifndef FS_CASEFOLD_FL
+#define FS_CASEFOLD_FL	0x40000000
+#endif
+
+/* @dir/c casefolded (made empty first), c/f in it; a failure is loud */
+static void casefold_dir(const char *dir)
+{
+	char p[512];
+	int fd, flags;
+
+	snprintf(p, sizeof(p), "%s/c", dir);
+	if (mkdir(p, 0755) && errno != EEXIST)
+		return ctl_fail("mkdir %s: %s", p, strerror(errno));
+	fd = open(p, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return ctl_fail("open %s: %s", p, strerror(errno));
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags)) {
+		ctl_fail("casefold: FS_IOC_GETFLAGS %s: %s", p, strerror(errno));
+	} else if (!(flags & FS_CASEFOLD_FL)) {
+		flags |= FS_CASEFOLD_FL;
+		if (ioctl(fd, FS_IOC_SETFLAGS, &flags))
+			ctl_fail("casefold: chattr +F %s: %s", p, strerror(errno));
+	}
+	close(fd);
+	snprintf(p, sizeof(p), "%s/c/f", dir);
+	write_file(p, 0644);
+}
+
+/* a symlink target of @len bytes naming d/f: "././.../d/f" */
+static const char *long_target(size_t len)
+{
+	static char t[1024];
+	size_t i;
+
+	for (i = 0; i + 3 < len && i + 2 < sizeof(t) - 4; i += 2)
+		memcpy(t + i, "./", 2);
+	strcpy(t + i, "d/f");
+	return t;
 }
 
 static void lazy_umount_cycle(void)
@@ -224,6 +398,12 @@ static void lazy_umount_cycle(void)
 	if (symlink("././././././././././././././././././././././././././././././././d/f", p) &&
 	    errno != EEXIST && errno != EPERM)
 		ctl_fail("symlink %s: %s", p, strerror(errno));
+	/* above tmpfs's inline limit (128 bytes): ->get_link() runs */
+	snprintf(p, sizeof(p), "%s/lll", cfg.dir);
+	if (symlink(long_target(301), p) && errno != EEXIST && errno != EPERM)
+		ctl_fail("symlink %s: %s", p, strerror(errno));
+	if (cfg.casefold)
+		casefold_dir(cfg.dir);
 	if (chdir(cfg.dir))
 		return ctl_fail("chdir %s: %s", cfg.dir, strerror(errno));
 	hold();
@@ -297,8 +477,6 @@ static int setup(void (**cycle)(void))
 		return 3;
 	}
 	if (!strcmp(cfg.scenario, "proc-umount")) {
-		static const int proc_ok[] = { 0, ENOENT, ESRCH, -1 };
-
 		sleeper = fork();
 		if (!sleeper) {
 			for (;;)
@@ -306,18 +484,41 @@ static int setup(void (**cycle)(void))
 		}
 		add_path("self/status", ok_enoent);
 		add_path("thread-self/comm", ok_enoent);
+		/* PDE symlinks: proc_get_link() reads the PDE's data */
+		add_path("mounts", ok_enoent);
+		add_path("net/unix", ok_enoent);
+		/* the sleeper lives all along: its status, or no mount */
 		snprintf(p, sizeof(p), "%d/status", sleeper);
-		add_path(p, proc_ok);
+		add_path(p, ok_enoent);
 		*cycle = proc_umount_cycle;
 	} else if (!strcmp(cfg.scenario, "proc-exit")) {
-		static const int proc_ok[] = { 0, ENOENT, ESRCH, -1 };
-		static const int ns_ok[] = { 0, ENOENT, ESRCH, EACCES, -1 };
-
-		add_path("status", proc_ok);
-		add_path("fd/0", proc_ok);
-		add_path("exe", proc_ok);
+		/*
+		 * States: 0 alive (the cwd its /proc/<pid>), 1 killed (a
+		 * zombie: no files, no mm; or not dead yet), 2 reaped (every
+		 * walk from the cwd fails in may_lookup(): ESRCH, or ENOENT
+		 * from a lookup under it), 3 left (the cwd /, none of these
+		 * names there); the first cycle starts in 3.
+		 */
+		static const int alive[] = { 0, -1 };
+		static const int zombie[] = { 0, ENOENT, -1 };
+		static const int zombie_ns[] = { 0, ENOENT, EACCES, -1 };
+		static const int reaped[] = { ENOENT, ESRCH, -1 };
+		static const int reaped_ns[] = { ENOENT, ESRCH, EACCES, -1 };
+		static const int left[] = { ENOENT, -1 };
+		static const int *const status[] = { alive, alive, reaped, left };
+		static const int *const files[] = { alive, zombie, reaped, left };
 		/* proc_ns_get_link(): -EACCES once the task is gone */
-		add_path("ns/mnt", ns_ok);
+		static const int *const ns[] = { alive, zombie_ns, reaped_ns, left };
+		static const int no_fd0[] = { ENOENT, -1 };
+		static const int *const fd0_closed[] = { no_fd0, no_fd0, reaped, left };
+
+		nstates = 4;
+		state0 = 3;
+		add_path_states("status", status);
+		/* fd/0: the child's stdin, if the hunt has one */
+		add_path_states("fd/0", fcntl(0, F_GETFD) < 0 ? fd0_closed : files);
+		add_path_states("exe", files);
+		add_path_states("ns/mnt", ns);
 		*cycle = proc_exit_cycle;
 	} else if (!strcmp(cfg.scenario, "lazy-umount")) {
 		if (!cfg.mount_spec ||
@@ -329,11 +530,15 @@ static int setup(void (**cycle)(void))
 		add_path("d/f", ok_enoent);
 		add_path("l", ok_enoent);
 		add_path("ll", ok_enoent);
-		add_path("D/F", ok_enoent);
+		add_path("lll", ok_enoent);
+		if (cfg.casefold)
+			add_path("c/F", ok_enoent);
 		*cycle = lazy_umount_cycle;
 	} else if (!strcmp(cfg.scenario, "replace")) {
 		/* nNN: a file or a directory holding y; xNN/tNN swapped */
 		static const int n_ok[] = { 0, ENOENT, ENOTDIR, -1 };
+		/* xNN is the directory (y in it) or the file: never absent */
+		static const int x_ok[] = { 0, ENOTDIR, -1 };
 		static const int locked_ok[] = { 0, ENOENT, EACCES, -1 };
 
 		if (chdir(cfg.dir))
@@ -358,7 +563,7 @@ static int setup(void (**cycle)(void))
 			snprintf(p, sizeof(p), "n%02d/y", i);
 			add_path(p, n_ok);
 			snprintf(p, sizeof(p), "x%02d/y", i);
-			add_path(p, n_ok);
+			add_path(p, x_ok);
 		}
 		rename("locked.r", "locked");
 		if (mkdir("locked", 0700) && errno != EEXIST)
@@ -377,6 +582,10 @@ static int setup(void (**cycle)(void))
 			snprintf(p, sizeof(p), "p%02d/f", i);
 			write_file(p, 0644);
 			add_path(p, (const int[]){ 0, -1 });
+		}
+		if (cfg.casefold) {
+			casefold_dir(".");
+			add_path("c/F", (const int[]){ 0, -1 });
 		}
 		*cycle = prune_cycle;
 	} else {
@@ -424,6 +633,30 @@ static long parse_long(const char *opt, const char *s, long min, long max)
 	return v;
 }
 
+/* --grace LIST: up to MAX_GRACE counts 0..100, comma-separated */
+static void parse_grace(const char *v)
+{
+	char buf[128], *tok, *save = NULL;
+
+	if (strlen(v) >= sizeof(buf)) {
+		fprintf(stderr, "dcrace-hunt: --grace: list too long\n");
+		exit(2);
+	}
+	strcpy(buf, v);
+	ngrace = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (ngrace == MAX_GRACE) {
+			fprintf(stderr, "dcrace-hunt: --grace: at most %d values\n", MAX_GRACE);
+			exit(2);
+		}
+		grace[ngrace++] = parse_long("--grace", tok, 0, 100);
+	}
+	if (!ngrace) {
+		fprintf(stderr, "dcrace-hunt: --grace wants counts like 0,1,3\n");
+		exit(2);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t th[MAX_WALKERS];
@@ -460,6 +693,10 @@ int main(int argc, char **argv)
 			cfg.hold_us = parse_long(a, v, 0, 1000000);
 		else if (!strcmp(a, "--uid"))
 			cfg.uid = parse_long(a, v, 0, 65535);
+		else if (!strcmp(a, "--grace"))
+			parse_grace(v);
+		else if (!strcmp(a, "--casefold"))
+			cfg.casefold = parse_long(a, v, 0, 1);
 		else {
 			fprintf(stderr, "dcrace-hunt: unknown option %s (see --help)\n", a);
 			return 2;
@@ -518,21 +755,23 @@ int main(int argc, char **argv)
 			calls += n;
 			printf("%s\"%s\": %lu", first ? "" : ", ", errname(e), n);
 			first = 0;
-			if (!ALLOWED(&paths[i], e))
-				false_total += n;
+			false_total += paths[i].false_count[e];
 		}
 		printf("}");
 	}
 	printf("}, \"false_errors\": {");
 	for (i = 0, first = 1; i < npaths; i++) {
 		for (e = 0; e < NERR; e++) {
-			if (!paths[i].count[e] || ALLOWED(&paths[i], e))
+			if (!paths[i].false_count[e])
 				continue;
 			printf("%s\"%s %s\": %lu", first ? "" : ", ", paths[i].name,
-			       errname(e), (unsigned long)paths[i].count[e]);
+			       errname(e), (unsigned long)paths[i].false_count[e]);
 			first = 0;
 		}
 	}
+	printf("}, \"states\": %d, \"grace\": {", nstates);
+	for (i = 0; i < ngrace; i++)
+		printf("%s\"%ld\": %ld", i ? ", " : "", grace[i], grace_cycles[i]);
 	printf("}, \"false_total\": %lu, \"calls\": %lu, \"ctl_errors\": %ld, \"ctl_error\": \"%s\"}\n",
 	       false_total, calls, ctl_errors, ctl_error);
 	return false_total ? 1 : 0;

@@ -39,14 +39,56 @@ DEFAULT_KERNELS = ("pristine-debug", "6.12/pristine-debug")
 DEFAULT_FS = ("tmpfs", "ext4", "procfs", "vfat", "overlayfs")
 # The window bits of dcrace.ko's knob "window" (module/callbacks.c): every
 # callback kind, and the walk's own window after a step (2).
-KINDS = ("permission", "d_revalidate", "d_hash", "d_compare", "get_link")
-WINDOW_ALL = 2 | 8 | 16 | 32 | 64 | 128
+KINDS = ("permission", "d_revalidate", "d_hash", "d_compare", "get_link", "load", "free")
+# 256: a walker after a callback's load (get_pid_task(), pid_task()); 512:
+# the controller between a put and the clearing of the pointer
+WINDOW_ALL = 2 | 8 | 16 | 32 | 64 | 128 | 256 | 512
 # The cells make check runs: the finding, its fix, the other line.
 SHORT = ("pristine-debug:procfs:proc-umount", "procfs-debug:procfs:proc-umount",
          "backport-debug:procfs:proc-umount",
          "6.12/pristine-debug:procfs:proc-umount")
 
 HUNT_DIR = "/tmp/dcr-hunt"
+# ext4 cells whose scenario walks a casefolded directory (c/F)
+CASEFOLD_SCENARIOS = ("lazy-umount", "prune")
+
+# Reached means reached (docs/design.md, "The hunt"): the window kinds a
+# cell must have entered, per scenario and per filesystem, and the
+# controller's lifetime ends (cycles) per second of workload below which
+# the cell did not run. The rates are floors far below what a working
+# cell makes on the debug kernels (docs/hunt.md), above a controller that
+# failed or stalled.
+REACH_SCENARIO = {
+    "proc-umount": (("permission", "d_revalidate", "get_link"), 10),
+    "proc-exit": (("permission", "d_revalidate", "get_link", "load", "free"), 10),
+    "lazy-umount": (("permission", "get_link"), 2),
+    "replace": (("permission",), 5),
+    "prune": (("permission",), 50),
+}
+REACH_FS = {
+    # ext4: a casefolded directory walked by a name to fold
+    ("ext4", "lazy-umount"): ("d_hash", "d_compare"),
+    ("ext4", "prune"): ("d_hash", "d_compare"),
+    # vfat: its d_hash/d_compare on every name; no symlinks (EPERM)
+    ("vfat", "lazy-umount"): ("d_revalidate", "d_hash", "d_compare"),
+    ("vfat", "replace"): ("d_revalidate", "d_hash", "d_compare"),
+    ("vfat", "prune"): ("d_revalidate", "d_hash", "d_compare"),
+}
+# overlayfs: ovl_dentry_revalidate() on every dentry (sb->s_d_op)
+for _sc in ("lazy-umount", "replace", "prune"):
+    REACH_FS[("overlayfs", _sc)] = ("d_revalidate",)
+NO_SYMLINKS = ("vfat",)
+
+
+def reach_rule(fs, scenario):
+    """(kinds that must be hit, minimum cycles per second) of a cell."""
+    kinds, rate = REACH_SCENARIO[scenario]
+    if fs in NO_SYMLINKS:
+        kinds = tuple(k for k in kinds if k != "get_link")
+    return tuple(dict.fromkeys(kinds + REACH_FS.get((fs, scenario), ()))), rate
+# a cell's filesystem as dcrace.ko's "probes" names its windows
+FS_PROBES = {"procfs": "procfs", "tmpfs": "tmpfs", "ext2": "ext2", "ext4": "ext4",
+             "vfat": "vfat", "overlayfs": "overlayfs"}
 
 
 def cell_id(kernel, fs, scenario):
@@ -139,6 +181,8 @@ def guest_script(fs, scenario, duration, delay_us):
         hunt += ["--mount", spec]
     if scenario == "replace":
         hunt += ["--uid", "65534"]
+    if fs == "ext4" and scenario in CASEFOLD_SCENARIOS:
+        hunt += ["--casefold", "1"]
     D = "/sys/kernel/debug/dcrace"
     return "\n".join([
         setup,
@@ -156,58 +200,117 @@ def guest_script(fs, scenario, duration, delay_us):
     ])
 
 
-SPLAT = defs.SPLAT_RE
 TASK_RES = (re.compile(r"by task (\S+)/(\d+)"),
             re.compile(r"pid: (\d+), name: (\S+)"),
-            re.compile(r"\bPID: (\d+) Comm: (\S+)"))
+            re.compile(r"\bPID: (\d+) Comm: (\S+)"),
+            re.compile(r"\[(\S+):(\d+)\]"),
+            re.compile(r"task:(\S+)\s+state:\S+ stack:\s*\d+\s+pid:\s*(\d+)"),
+            # WARNING: CPU: 0 PID: 302 at ...: the pid alone
+            re.compile(r"^WARNING: CPU: \d+ PID: (\d+) at"))
+
+
+def task_of(m):
+    """(comm, pid) of a TASK_RES match; comm None when only the pid is named."""
+    g = m.groups()
+    if len(g) == 1:
+        return None, int(g[0])
+    a, b = g
+    return (a, int(b)) if not a.isdigit() else (b, int(a))
 SYSCALL = re.compile(r"(?:__x64_sys_|__do_sys_|__se_sys_)(\w+)")
+TIMESTAMP = re.compile(r"^\[\s*[\d.]+\]\s*")
+# The guest's kernel command line for a hunt boot: every KASAN report (not
+# only the boot's first), every message on the console as it is printed
+# (a panic loses what only the final dmesg would have shown).
+HUNT_APPEND = "kasan_multi_shot ignore_loglevel"
+
+
+def report_kind(line):
+    """The oracle of a report's first line (defs.REPORT_RE matched it)."""
+    if "KASAN:" in line:
+        return "kasan"
+    if "UBSAN" in line:
+        return "ubsan"
+    if re.search(r"locking|lock state|lock held|recursive lock", line):
+        return "lockdep"
+    if "RCU" in line or re.search(r"rcu[:_]|stall", line):
+        return "rcu"
+    if re.search(r"soft lockup|hard LOCKUP|blocked for more than", line):
+        return "lockup"
+    if re.search(r"general protection|Oops|kernel BUG at|unable to handle|Kernel panic|"
+                 r"BUG: (unable|kernel NULL)", line):
+        return "crash"
+    if line.startswith("WARNING:"):
+        return "warning"
+    return "kernel"
 
 
 def kernel_findings(log_text):
-    """The kernel's own reports in a boot's log: the first line of each
-    splat, the task it names and the syscall in its call trace."""
+    """Every kernel report in a boot's log (defs.REPORT_RE: KASAN, lockdep,
+    RCU stalls and splats, lockups, hung tasks, crashes, UBSAN, WARNING,
+    BUG): the first line of each, the task it names and the syscall in its
+    call trace. A report printed twice (the console, then the final dmesg)
+    or repeated (a stall reported every 78 s) counts once, with "count";
+    "Kernel panic" after another report is that report's end, not one of
+    its own."""
     out = []
-    seen = set()
-    lines = log_text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = re.sub(r"^\[\s*[\d.]+\]\s*", "", lines[i])
-        # the console and the dmesg printed at the end: one report, twice
-        if lines[i] in seen:
-            i += 1
+    by_summary = {}
+    raw = log_text.splitlines()
+    seen_raw = set()
+    lines = [TIMESTAMP.sub("", l) for l in raw]
+    starts = [i for i, l in enumerate(lines)
+              if defs.REPORT_RE.search(l) and defs.SPLAT_OWN not in l]
+    for n, i in enumerate(starts):
+        line = lines[i]
+        summary = line.strip("= ").strip()
+        # the same line with the same timestamp: the console's copy in the
+        # final dmesg, not a report of its own
+        if raw[i] in seen_raw:
             continue
-        if SPLAT.search(line) and defs.SPLAT_OWN not in line and (
-                line.startswith(("BUG:", "WARNING:")) or "possible circular" in line or
-                "suspicious RCU" in line):
-            f = {"oracle": "kasan" if "KASAN" in line else
-                 "lockdep" if ("locking" in line or "lock" in line.split(":")[0]) else
-                 "rcu" if "RCU" in line else "kernel",
-                 "summary": line.strip("= ").strip(), "task": None, "pid": None,
-                 "syscall": None}
-            for ln in lines[i + 1:i + 80]:
-                ln = re.sub(r"^\[\s*[\d.]+\]\s*", "", ln)
-                if ln.startswith(("BUG:", "WARNING:")) and ln != lines[i]:
-                    break
-                for rx in TASK_RES:
-                    m = rx.search(ln)
-                    if m and f["task"] is None:
-                        a, b = m.groups()
-                        f["task"], f["pid"] = (a, int(b)) if not a.isdigit() else (b, int(a))
-                m = SYSCALL.search(ln)
-                # "? sym" frames are stale stack words, not the call chain
-                if m and f["syscall"] is None and not ln.lstrip().startswith("?"):
-                    f["syscall"] = m.group(1)
-            out.append(f)
-            seen.add(lines[i])
-        i += 1
+        seen_raw.add(raw[i])
+        # a panic ends the report before it; only a panic alone is one
+        if summary.startswith("Kernel panic") and out:
+            out[-1]["panic"] = True
+            continue
+        if summary in by_summary:
+            by_summary[summary]["count"] += 1
+            continue
+        f = {"oracle": report_kind(summary), "summary": summary, "task": None, "pid": None,
+             "syscall": None, "count": 1}
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        for ln in lines[i + 1:min(end, i + 80)]:
+            for rx in TASK_RES:
+                m = rx.search(ln)
+                if m and f["task"] is None:
+                    f["task"], f["pid"] = task_of(m)
+            m = SYSCALL.search(ln)
+            # "? sym" frames are stale stack words, not the call chain
+            if m and f["syscall"] is None and not ln.lstrip().startswith("?"):
+                f["syscall"] = m.group(1)
+        # the line's own task ("... by task dcr-walk/212", "[dcr-walk:212]")
+        for rx in TASK_RES:
+            m = rx.search(summary)
+            if m:
+                f["task"], f["pid"] = task_of(m)
+                break
+        by_summary[summary] = f
+        out.append(f)
     return out
 
 
-def parse_cell_log(path):
-    text = read_text(path)
-    if "DCRACE-H-END" not in text:
-        raise InfraError("the cell did not finish in the guest (log %s)" % shown(path))
-    res = {"exit": None, "workload": None, "err": [], "stats": {}, "callbacks": []}
+def parse_cell_log(path, rc=0, err=""):
+    """A cell's log, whatever run-guest's exit status RC: a guest that
+    panicked or hung is a "crash" when the log holds a kernel report (the
+    report is the finding), "broken" when it holds none (ERR says why)."""
+    text = read_text(path) if os.path.exists(path) else ""
+    res = {"exit": None, "workload": None, "err": [], "stats": {}, "callbacks": [],
+           "status": "ran", "why": None}
+    res["kernel_findings"] = kernel_findings(text)
+    if "DCRACE-H-END" not in text or rc != 0:
+        res["status"] = "crash" if res["kernel_findings"] else "broken"
+        res["why"] = "run-guest exit %d: %s" % (rc, (err.strip().splitlines() or [
+            "the cell did not finish in the guest"])[-1][:200]) if rc else \
+            "the cell did not finish in the guest"
+        res["workload"] = {}
     for line in text.splitlines():
         line = re.sub(r"^\[\s*[\d.]+\]\s*", "", line)
         if not line.startswith("DCRACE-H "):
@@ -228,16 +331,16 @@ def parse_cell_log(path):
                 res["stats"][k] = int(v)
         elif key == "probe":
             p = rest.split()
-            # callback SYM kprobe armed|missing HITS FS:KIND
+            # callback SYM kprobe|kretprobe armed|missing HITS FS:KIND
             if len(p) == 6:
                 fs, _, kind = p[5].partition(":")
                 res["callbacks"].append({"sym": p[1], "state": p[3], "hits": int(p[4]),
                                          "fs": fs, "kind": kind})
     if res["workload"] is None:
-        raise InfraError("no result from dcrace-hunt (exit %s: %s; log %s)" % (
-            res["exit"], " ".join(res["err"])[:200], shown(path)))
-    # the kernel's reports, outside our own markers' lines
-    res["kernel_findings"] = kernel_findings(text)
+        res["status"] = "broken"
+        res["why"] = "no result from dcrace-hunt (exit %s: %s)" % (
+            res["exit"], " ".join(res["err"])[:200])
+        res["workload"] = {}
     return res
 
 
@@ -260,17 +363,42 @@ def judge(cell, res):
         findings.append({"oracle": "truth", "summary": "user-visible %s x%d" % (k, v),
                          "task": "dcr-walk", "pid": None, "syscall": None, "by_workload": True})
     hits = {k: st.get("window_" + k, 0) for k in KINDS}
-    reached = sum(hits.values()) > 0 and st.get("injected_delays", 0) > 0
+    _, fs, scenario = cell.split(":")
+    need, rate = reach_rule(fs, scenario)
+    secs = w.get("seconds") or 0
+    short = []
+    if not st.get("injected_delays", 0):
+        short.append("no delay injected")
+    short += ["no %s window entered" % k for k in need if not hits.get(k)]
+    if secs and w.get("iterations", 0) < rate * secs:
+        short.append("%d lifetime ends (cycles) in %.0f s, fewer than %d a second" % (
+            w.get("iterations", 0), secs, rate))
+    reached = not short
     why = None
-    if not reached:
-        why = "no callback of an RCU walk was entered by the walkers"
+    status = res.get("status", "ran")
+    if status != "ran":
+        reached = False
+        why = res.get("why")
+    elif not reached:
+        why = "; ".join(short)
+        status = "not reached"
     if w.get("ctl_errors"):
         why = (why + "; " if why else "") + "controller: " + w.get("ctl_error", "")
-    return {"id": cell, "calls": w.get("calls", 0), "iterations": w.get("iterations", 0),
+        if status == "ran":
+            status = "broken"
+    if status == "ran":
+        status = "findings" if findings else "none"
+    return {"id": cell, "status": status,
+            "calls": w.get("calls", 0), "iterations": w.get("iterations", 0),
             "seconds": w.get("seconds"), "window_hits": hits,
             "delays": st.get("injected_delays", 0), "reached": reached, "why": why,
             "callbacks_armed": sorted({c["fs"] for c in res["callbacks"]
                                        if c["state"] == "armed"}),
+            # the windows this cell's filesystem has that this kernel lacks
+            "windows_missing": sorted("%s:%s" % (c["kind"], c["sym"]) for c in res["callbacks"]
+                                      if c["state"] != "armed" and
+                                      c["fs"] in ("generic", FS_PROBES.get(cell.split(":")[1]))),
+            "grace": w.get("grace", {}),
             "callbacks_hit": sorted("%s:%s" % (c["sym"], c["hits"]) for c in res["callbacks"]
                                     if c["hits"]),
             "findings": findings, "outcomes": w.get("outcomes", {})}
@@ -287,15 +415,17 @@ def build_hunt_binary(tmp):
 
 
 def ext4_image(tmp):
+    """An ext4 image with the casefold feature: no fallback (a directory
+    that cannot be casefolded leaves ->d_hash()/->d_compare() nothing to
+    do, and the cell would say "none" of windows it never reached)."""
     img = os.path.join(tmp, "ext4.img")
     with open(img, "wb") as f:
         f.truncate(16 << 20)
-    for opts in (["-O", "casefold"], []):
-        r = subprocess.run(["mkfs.ext4", "-q", "-F"] + opts + [img], capture_output=True,
-                           check=False)
-        if r.returncode == 0:
-            return img
-    raise InfraError("mkfs.ext4 failed")
+    r = subprocess.run(["mkfs.ext4", "-q", "-F", "-O", "casefold", img], capture_output=True,
+                       text=True, check=False)
+    if r.returncode:
+        raise InfraError("mkfs.ext4 -O casefold failed: %s" % r.stderr.strip()[-200:])
+    return img
 
 
 def run_cell(cid, args, tmp, run=None):
@@ -312,14 +442,13 @@ def run_cell(cid, args, tmp, run=None):
         copies.append(ext4_image(tmp))
     log = os.path.join(args.results, "%s.log" % stem)
     cmd = run_guest_cmd(kernel, log, guest_script(fs, scenario, args.duration, args.delay_us),
-                        args.duration * 4 + 300, mem="1536M", copies=copies)
+                        args.duration * 4 + 300, mem="1536M", copies=copies,
+                        append=HUNT_APPEND)
     t0 = time.time()
     rc, _, err = Child(cmd).run(keep_stdout=False)
     wall = time.time() - t0
-    if rc != 0:
-        raise InfraError("cell %s: run-guest exit %d: %s (log %s)" % (
-            cid, rc, (err.strip().splitlines() or [""])[-1], shown(log)))
-    res = parse_cell_log(log)
+    # a guest that died or hung is the cell's result, not the matrix's end
+    res = parse_cell_log(log, rc, err)
     j = judge(cid, res)
     j.update({"kernel": kernel, "fs": fs, "scenario": scenario, "wall_s": round(wall, 1),
               "log": os.path.basename(log), "delay_us": args.delay_us,
@@ -328,23 +457,38 @@ def run_cell(cid, args, tmp, run=None):
         json.dump(j, f, indent=1, sort_keys=True)
         f.write("\n")
     nf = len(j["findings"])
-    progress_done("%s%s: %d calls, window hits %s, %s in %.0f s" % (
-        cid, " (run %d)" % run if run else "", j["calls"], "/".join(str(j["window_hits"][k]) for k in KINDS),
+    progress_done("%s%s: %s, %d calls, window hits %s, %s in %.0f s" % (
+        cid, " (run %d)" % run if run else "", j["status"], j["calls"],
+        "/".join(str(j["window_hits"].get(k, 0)) for k in KINDS),
         "%d finding(s): %s" % (nf, "; ".join(f["summary"] for f in j["findings"]))
         if nf else "no finding", wall))
     return j
 
 
+def cell_status(j):
+    """ran with findings, none, crash, broken or not reached (results of
+    an older hunt have no "status": derived)."""
+    if j.get("status"):
+        return j["status"]
+    if not j.get("reached"):
+        return "not reached"
+    return "findings" if j["findings"] else "none"
+
+
 def fmt_findings(j):
-    if not j["findings"]:
-        return "none"
+    st = cell_status(j)
     out = []
+    if st in ("crash", "broken", "not reached"):
+        out.append("**%s**%s" % (st, ": " + j["why"].replace("|", "/")[:120] if j.get("why") else ""))
+    elif not j["findings"]:
+        return "none"
     for f in j["findings"]:
         who = ""
         if f.get("task"):
             who = " (%s%s%s)" % (f["task"], ", %s()" % f["syscall"] if f.get("syscall") else "",
                                  "" if f.get("by_workload") else ", not the workload's")
-        out.append("%s: `%s`%s" % (f["oracle"], f["summary"].replace("|", "/")[:90], who))
+        n = " x%d" % f["count"] if f.get("count", 1) > 1 else ""
+        out.append("%s: `%s`%s%s" % (f["oracle"], f["summary"].replace("|", "/")[:90], n, who))
     return "<br>".join(out)
 
 
@@ -357,19 +501,34 @@ def render(cells, wall, out):
         "window=%d` (every filesystem callback of an RCU walk delayed for the" % WINDOW_ALL,
         "walkers: docs/design.md, \"The hunt\"), runs one scenario of",
         "`guest/hunt/dcrace-hunt` on one filesystem and reads three oracles:",
-        "`truth` (an errno no state of the scenario allows, seen by user space),",
-        "`rule` (dcrace.ko's `false_*` verdicts) and the kernel's own (`kasan`,",
-        "`lockdep`, `rcu`: the first report of the boot, with the task it names",
-        "and the syscall in its call trace).",
+        "`truth` (an errno no state of the scenario allows, seen by user space;",
+        "per state where the scenario has states), `rule` (dcrace.ko's `false_*`",
+        "verdicts) and the kernel's own: every report of the boot (`kasan` with",
+        "`kasan_multi_shot`, `lockdep`, `rcu` stalls and splats, `lockup`, `crash`",
+        "for an oops, a GPF or a panic, `ubsan`, `warning`, `kernel` for another",
+        "BUG), each with the task it names and the syscall in its call trace; the",
+        "console shows every message as it is printed (`ignore_loglevel`).",
         "",
-        "How to read a cell: *window hits* are RCU-mode entries of the walkers",
+        "How to read a cell: *window hits* are the walkers' RCU-mode entries",
         "into each callback kind (permission / d_revalidate / d_hash / d_compare /",
-        "get_link); a cell whose hits are all 0 did not reach its windows and says",
-        "why. A kind at 0 in a reached cell is one the filesystem does not",
-        "call on the walked paths (tmpfs and overlayfs have no d_hash or",
-        "d_compare, ext4 has them for its casefolded directories; of these",
-        "filesystems only procfs and vfat have d_revalidate; get_link is hit",
-        "where a scenario walks a symlink). *calls* are the walkers' stat() and",
+        "get_link), the walkers' loads in callbacks (load: get_pid_task(),",
+        "pid_task()) and the controller's frees (free: the return of",
+        "proc_pid_evict_inode(), the pid put and ei->pid not yet cleared); a",
+        "window the kernel lacks is listed as *missing*. The findings column is",
+        "`none` only for a cell that ran and reached its windows; otherwise it",
+        "says **crash** (the guest died or hung: its report is the finding),",
+        "**broken** (it died with no report, or the scenario failed) or **not",
+        "reached** (with why). A cell reached its windows when the walkers",
+        "entered every window kind its scenario and filesystem must have (hunt.py's",
+        "REACH_SCENARIO and REACH_FS: permission everywhere; get_link where",
+        "symlinks are walked, one of them above tmpfs's 128-byte inline limit;",
+        "d_hash and d_compare on ext4's casefolded directory `c` and on vfat;",
+        "d_revalidate on procfs, vfat and overlayfs; load and free in proc-exit),",
+        "delays were injected, and the controller made its minimum of lifetime",
+        "ends per second. A kind at 0 in a reached cell is one the filesystem",
+        "does not call on the walked paths. *grace periods* are the RCU grace",
+        "periods the controller waited before the last reference went, with the",
+        "number of cycles of each. *calls* are the walkers' stat() and",
         "open() calls.",
         "",
     ]
@@ -379,11 +538,12 @@ def render(cells, wall, out):
     lines += ["| cell | calls | cycles | window hits | delays | findings |",
               "| --- | ---: | ---: | --- | ---: | --- |"]
     for j in cells:
-        hits = "/".join(str(j["window_hits"][k]) for k in KINDS)
-        if not j["reached"]:
-            hits += " (not reached: %s)" % j["why"]
-        elif j.get("why"):
-            hits += " (%s)" % j["why"]
+        hits = "/".join(str(j["window_hits"].get(k, 0)) for k in KINDS)
+        if j.get("windows_missing"):
+            hits += " (missing: %s)" % ", ".join(j["windows_missing"])
+        if j.get("grace"):
+            hits += " (grace periods: %s)" % ", ".join(
+                "%s x%s" % kv for kv in sorted(j["grace"].items(), key=lambda kv: int(kv[0])))
         lines.append("| `%s`%s | %d | %d | %s | %d | %s |" % (
             j["id"], " run %d" % j["run"] if j.get("run") else "", j["calls"], j["iterations"], hits, j["delays"], fmt_findings(j)))
     lines += [
@@ -433,8 +593,10 @@ def main(argv):
         description="The hunt: kernels x filesystems x scenarios, one boot per cell; "
                     "writes docs/hunt.md (docs/design.md, \"The hunt\").",
         epilog="Cells are KERNEL:FS:SCENARIO. Filesystems and their scenarios: %s.\n"
-               "Exit: 0 done (findings or not), 64 bad usage, 3 infrastructure error, "
-               "130 interrupted." % "; ".join(
+               "Exit: 0 every cell ran and reached its windows (findings, crashes included, or "
+               "not), 2 a cell broken (the guest died without a kernel report, the "
+               "scenario failed) or not reaching its windows, 64 bad usage, 3 infrastructure "
+               "error, 130 interrupted." % "; ".join(
                    "%s (%s)" % (k, ", ".join(v)) for k, v in FILESYSTEMS.items()))
     p.add_argument("--list", action="store_true", help="print the job list (JSON) and exit")
     p.add_argument("--cell", action="append", default=[], metavar="ID",
@@ -524,9 +686,16 @@ def main(argv):
                     c, sum(1 for j in runs if j["findings"]), len(runs),
                     "".join("; %s in %d" % kv for kv in sorted(per.items()))))
         nf = sum(1 for j in cells if j["findings"])
-        print("hunt: %d cells, %d with findings, %d not reaching their windows, %.0f s; "
-              "page %s, results %s" % (len(cells), nf, sum(1 for j in cells if not j["reached"]),
-                                       wall, shown(out), shown(a.results)))
+        by = {}
+        for j in cells:
+            by[cell_status(j)] = by.get(cell_status(j), 0) + 1
+        print("hunt: %d cells, %d with findings (%d crashed), %d broken, %d not reaching their "
+              "windows, %.0f s; page %s, results %s" % (
+                  len(cells), nf, by.get("crash", 0), by.get("broken", 0),
+                  by.get("not reached", 0), wall, shown(out), shown(a.results)))
+        # a cell that did not really run has no "none" to give
+        if by.get("broken") or by.get("not reached"):
+            return defs.EX_INCONCLUSIVE
         return defs.EX_OK
 
     return guarded(PROG, body)

@@ -1,0 +1,149 @@
+#!/bin/bash
+# The hunt's "none" means none (issue 37), without a boot: every kind of
+# kernel report is a finding (canned logs), a guest that died or hung is
+# its cell's "crash" and the matrix goes on (a fake run-guest), a cell that
+# did not reach the windows its scenario and filesystem must have is "not
+# reached" with its own exit status, and the scenarios' truth tables are
+# as narrow as their states allow (dcrace-hunt built and run on the host).
+set -euo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+plan 14
+
+tmp_dir
+py() { (cd "$HS" && python3 -c "$@"); }
+
+# 1. every report kind, each once, with its task and syscall
+n=$(py '
+import sys
+from dcrace_harness import hunt
+f = hunt.kernel_findings(open(sys.argv[1]).read())
+print(" ".join("%s:%s:%s:%d" % (x["oracle"], x["task"], x["syscall"], x["count"]) for x in f))
+' "$ROOT/tests/canned/hunt-reports.log" 2>&1 || true)
+want="kasan:dcr-walk:openat:1 crash:dcr-walk:newfstatat:1 lockup:dcr-ctl:umount:1 rcu:dcr-walk:newfstatat:2 lockup:dcr-ctl:chdir:1 ubsan:dcr-walk:None:1 warning:None:unlinkat:1 crash:dcr-ctl:None:1 crash:dcr-walk:openat:1"
+ok "$([[ $n == "$want" ]]; echo $?)" \
+	"KASAN null-ptr-deref, GPF, soft lockup, RCU stall (reported twice: once, x2), hung task, UBSAN, WARNING, kernel BUG at, 6.12's Oops: 9 findings ($n)"
+
+# 2. a report printed on the console and again in the final dmesg: once
+n=$(py '
+import sys
+from dcrace_harness import hunt
+t = open(sys.argv[1]).read()
+t += "DCRACE-DMESG-BEGIN\n" + t + "DCRACE-DMESG-END\n"
+print(" ".join("%s:%d" % (x["oracle"], x["count"]) for x in hunt.kernel_findings(t)))
+' "$ROOT/tests/canned/hunt-kasan.log" 2>&1 || true)
+ok "$([[ $n == 'kasan:1 lockdep:1' ]]; echo $?)" "the console's and the dmesg's copy of one report: one finding, counted once ($n)"
+
+# 3. a guest that panicked: the cell is a crash, its report the finding
+n=$(py '
+import sys
+from dcrace_harness import hunt
+r = hunt.parse_cell_log(sys.argv[1], 125, "run-guest: error: guest kernel panicked")
+j = hunt.judge("pristine-debug:procfs:proc-exit", r)
+print(j["status"], j["findings"][0]["oracle"], j["findings"][0]["task"], "**crash**" in hunt.fmt_findings(j))
+' "$ROOT/tests/canned/hunt-crash.log" 2>&1 || true)
+ok "$([[ $n == 'crash crash dcr-walk True' ]]; echo $?)" "a panicked guest's log is parsed whatever the exit status: crash, GPF by the walker ($n)"
+n=$(py '
+from dcrace_harness import hunt
+j = hunt.judge("pristine-debug:procfs:proc-exit", hunt.parse_cell_log("/no/such.log", 124, "run-guest: error: guest did not finish"))
+print(j["status"], hunt.fmt_findings(j).startswith("**broken**"))
+' 2>&1 || true)
+ok "$([[ $n == 'broken True' ]]; echo $?)" "a guest killed with no report in its log: broken, never none ($n)"
+
+# 4. reached means reached: the window kinds and the lifetime ends
+n=$(py '
+from dcrace_harness import hunt
+def cell(cid, hits, it=500, secs=10, delays=100, ctl=0):
+    st = {"window_" + k: v for k, v in hits.items()}
+    st["injected_delays"] = delays
+    w = {"seconds": secs, "iterations": it, "calls": 1000, "ctl_errors": ctl,
+         "ctl_error": "synchronize_rcu 1: No such file or directory" if ctl else ""}
+    return hunt.judge(cid, {"workload": w, "stats": st, "callbacks": [], "kernel_findings": []})
+full = {"permission": 9, "d_revalidate": 9, "get_link": 9, "load": 9, "free": 9}
+a = cell("pristine-debug:procfs:proc-exit", full)
+b = cell("pristine-debug:procfs:proc-exit", dict(full, free=0))
+c = cell("pristine-debug:procfs:proc-exit", full, it=44)
+d = cell("pristine-debug:ext4:prune", {"permission": 9}, it=5000)
+e = cell("pristine-debug:overlayfs:prune", {"permission": 9}, it=5000)
+f = cell("pristine-debug:procfs:proc-exit", full, ctl=1)
+g = cell("pristine-debug:tmpfs:lazy-umount", {"permission": 9}, it=100)
+print(a["status"], "|", b["status"], b["why"], "|", c["why"], "|", d["why"], "|", e["why"], "|", f["status"], "|", g["why"])
+' 2>&1 || true)
+diag "$n"
+ok "$([[ $n == 'none | not reached no free window entered | 44 lifetime ends (cycles) in 10 s, fewer than 10 a second | no d_hash window entered; no d_compare window entered | no d_revalidate window entered | broken | no get_link window entered' ]]; echo $?)" \
+	"reach rules: proc-exit needs its free window and 10 cycles a second, ext4 its casefold d_hash/d_compare, overlayfs its revalidate, tmpfs a symlink's get_link; a failed controller is broken"
+
+# 5. the matrix goes on past a crashed cell; exit status and page
+cat >"$tmp/fake-run-guest" <<'EOF'
+#!/bin/bash
+log= script=
+echo "argv: $*" >>"$FAKE_ARGV"
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--log) log=$2; shift 2 ;;
+	--exec) script=$2; shift 2 ;;
+	*) shift ;;
+	esac
+done
+if [[ $script == *proc-exit* ]]; then
+	cp "$FAKE_CRASH" "$log"
+	echo "run-guest: error: guest kernel panicked: Kernel panic - not syncing: Fatal exception" >&2
+	exit 125
+fi
+cat >"$log" <<'EOL'
+DCRACE-H-BEGIN
+DCRACE-H exit 0
+DCRACE-H json {"scenario": "prune", "seconds": 8.0, "iterations": 1200, "walkers": 2, "uid": -1, "ctl_tid": 90, "walker_tids": [91, 92], "outcomes": {"p00/f": {"0": 4000}}, "false_errors": {}, "states": 1, "grace": {"0": 400, "1": 400, "3": 400}, "false_total": 0, "calls": 4000, "ctl_errors": 0, "ctl_error": ""}
+DCRACE-H stat injected_delays: 300
+DCRACE-H stat window_permission: 4000
+DCRACE-H probe callback generic_permission kprobe armed 4000 generic:permission
+DCRACE-H probe callback shmem_get_link kprobe missing 0 tmpfs:get_link
+DCRACE-H-END
+EOL
+exit 0
+EOF
+chmod +x "$tmp/fake-run-guest"
+rc=0
+FAKE_ARGV=$tmp/argv FAKE_CRASH=$ROOT/tests/canned/hunt-crash.log DCRACE_RUN_GUEST=$tmp/fake-run-guest \
+	"$HS/hunt" --cell pristine-debug:procfs:proc-exit --cell pristine-debug:tmpfs:prune --duration 8 \
+	--results "$tmp/res" >"$tmp/out" 2>"$tmp/err" || rc=$?
+diag "$(cat "$tmp/out" "$tmp/err")"
+st=$(jq -r '.status' "$tmp/res/pristine-debug_procfs_proc-exit.json" "$tmp/res/pristine-debug_tmpfs_prune.json" 2>/dev/null | tr '\n' ' ')
+ok "$([[ $st == 'crash none ' ]]; echo $?)" "a crashed cell does not stop the matrix: crash, then the next cell ran (${st:-no results})"
+ok "$([[ $rc -eq 0 ]] && grep -q '2 cells, 1 with findings (1 crashed), 0 broken, 0 not reaching' "$tmp/out"; echo $?)" \
+	"exit 0: every cell ran, the crash is a finding (exit $rc)"
+ok "$(grep -q 'pristine-debug:procfs:proc-exit` .*\*\*crash\*\*.*general protection fault' "$tmp/res/hunt.md" &&
+	grep -q 'pristine-debug:tmpfs:prune` .*(missing: get_link:shmem_get_link) (grace periods: 0 x400, 1 x400, 3 x400) .* none |$' "$tmp/res/hunt.md"; echo $?)" \
+	"the page shows the crash, a missing window and the grace periods per cell"
+ok "$(grep -q 'kasan_multi_shot ignore_loglevel' "$tmp/argv"; echo $?)" "hunt boots with kasan_multi_shot and ignore_loglevel"
+# a cell that did not reach: exit 2 (inconclusive)
+sed -i 's/window_permission: 4000/window_permission: 0/' "$tmp/fake-run-guest"
+rc=0
+FAKE_ARGV=$tmp/argv DCRACE_RUN_GUEST=$tmp/fake-run-guest "$HS/hunt" --cell pristine-debug:tmpfs:prune --duration 8 \
+	--results "$tmp/res2" >"$tmp/out" 2>"$tmp/err" || rc=$?
+ok "$([[ $rc -eq $EX_INCONCLUSIVE ]] && grep -q 'not reached.*no permission window entered' "$tmp/res2/hunt.md"; echo $?)" \
+	"a cell not reaching its windows: exit $EX_INCONCLUSIVE (got $rc), the page says not reached and why"
+ok "$(jq -e '.status == "not reached"' "$tmp/res2/pristine-debug_tmpfs_prune.json" >/dev/null; echo $?)" "its result says so too"
+
+# 6. truth tables: dcrace-hunt on the host, proc-exit per state
+gcc -O2 -static -pthread -Wall -Wextra -Werror -o "$tmp/dcrace-hunt" "$ROOT/guest/hunt/dcrace-hunt.c" 2>"$tmp/cc" || diag "$(cat "$tmp/cc")"
+rc=0
+(cd "$tmp" && ./dcrace-hunt --scenario proc-exit --dir "$tmp/h" --duration 2 --grace 0 >"$tmp/pe.json" 2>"$tmp/pe.err") || rc=$?
+diag "$(cat "$tmp/pe.json" "$tmp/pe.err")"
+n=$(jq -c '[.states, .false_total, (.outcomes.status | keys), .iterations > 10, .grace["0"] > 10]' "$tmp/pe.json" 2>/dev/null || echo none)
+ok "$([[ $rc -eq 0 && $n == '[4,0,["0","ENOENT","ESRCH"],true,true]' ]]; echo $?)" \
+	"proc-exit on this host's kernel: 4 states, every outcome allowed by a state the call overlapped: status 0 alive, ESRCH/ENOENT reaped or left ($n)"
+rc=0
+(cd "$tmp" && ./dcrace-hunt --scenario proc-exit --dir "$tmp/h" --duration 1 --grace 1 >"$tmp/pe2.json" 2>/dev/null) || rc=$?
+n=$(jq -r '[.ctl_errors, .ctl_error] | @tsv' "$tmp/pe2.json" 2>/dev/null || echo none)
+ok "$([[ $n == [1-9]*$'\t'"synchronize_rcu 1: "* ]]; echo $?)" \
+	"--grace 1 without dcrace.ko's synchronize_rcu: the controller's error is in the result (exit $rc; $n)"
+res=""
+for bad in "--grace x" "--grace 1,2,3,4,5,6,7,8,9" "--grace 101" "--casefold 2"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$tmp/dcrace-hunt" --scenario prune $bad >/dev/null 2>&1 || rc=$?
+	res+="$rc "
+done
+ok "$([[ $res == '2 2 2 2 ' ]]; echo $?)" "bad --grace and --casefold values: usage errors ($res)"
+done_testing
