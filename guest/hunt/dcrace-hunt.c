@@ -28,6 +28,13 @@
  *   prune        walkers stat files on --dir while the controller writes
  *                2 to /proc/sys/vm/drop_caches
  *
+ * Start points (--start): the walks start at the cwd, at a directory fd
+ * the controller opens and then closes under them (path_init() drops
+ * the file's reference before the walk goes on: dirfd), at a chroot
+ * root (root) or at /proc/<child>/task/<tid> of a thread that exits
+ * while its process lives (task); proc-umount's PDE symlinks (mounts,
+ * net) and the self/thread-self links are followed from each.
+ *
  * Truth tables are per state where a scenario has states (proc-exit: the
  * child alive, killed, reaped, the cwd left): the controller moves a
  * phase counter before and after each action, a walker reads it before
@@ -67,6 +74,7 @@
 
 struct hpath {
 	char name[128];
+	char abs[130];		/* "/" name: the path under --start root */
 	/* per state, bit e: errno e allowed (bit 0: success) */
 	unsigned long allowed[MAX_STATES];
 	atomic_ulong count[NERR];
@@ -78,6 +86,7 @@ static struct {
 	double duration;
 	long iterations, walkers, hold_us, uid;
 	int casefold;
+	const char *start;
 } cfg = { .duration = 5, .iterations = 0, .walkers = 2, .hold_us = 2000,
 	  .uid = -1 };
 
@@ -113,6 +122,13 @@ static void usage(FILE *f)
 "  --walkers N      walker threads, 1-%d (default 2)\n"
 "  --hold-us N      how long each state is held, us (default 2000)\n"
 "  --uid N          replace: the walkers run as uid/gid N\n"
+"  --start S        where the walks start (proc-umount, proc-exit,\n"
+"                   lazy-umount): cwd (default), dirfd (a directory fd\n"
+"                   the controller opens and closes: path_init() drops\n"
+"                   its reference), root (the process chrooted there;\n"
+"                   proc-exit only), task (proc-exit: the cwd\n"
+"                   /proc/<child>/task/<tid> of a thread that exits while\n"
+"                   its process lives)\n"
 "  --casefold 1     lazy-umount, prune: make directory c casefolded (ext4,\n"
 "                   +F), c/f in it, and walk c/F (->d_hash()/->d_compare()\n"
 "                   with a name to fold); fails when the filesystem cannot\n"
@@ -150,6 +166,7 @@ static void add_path(const char *name, const int *allowed)
 	int i;
 
 	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->abs, sizeof(p->abs), "/%s", name);
 	for (i = 0; i < MAX_STATES; i++)
 		p->allowed[i] = mask_of(allowed);
 }
@@ -161,6 +178,7 @@ static void add_path_states(const char *name, const int *const *allowed)
 	int i;
 
 	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->abs, sizeof(p->abs), "/%s", name);
 	for (i = 0; i < nstates; i++)
 		p->allowed[i] = mask_of(allowed[i]);
 }
@@ -207,9 +225,11 @@ static void count(struct hpath *p, int e, unsigned long ph0)
  * The grace periods of this cycle (--grace, cycled): dcrace.ko's
  * synchronize_rcu returns after that many.
  */
+static int grace_fd = -1;	/* opened at setup: a chroot may hide it later */
+
 static void grace_wait(void)
 {
-	int i = iterations % ngrace, fd;
+	int i = iterations % ngrace;
 	char buf[16];
 	int len;
 
@@ -217,11 +237,10 @@ static void grace_wait(void)
 	if (!grace[i])
 		return;
 	len = snprintf(buf, sizeof(buf), "%ld\n", grace[i]);
-	fd = open("/sys/kernel/debug/dcrace/synchronize_rcu", O_WRONLY);
-	if (fd < 0 || write(fd, buf, len) != len)
-		ctl_fail("synchronize_rcu %ld: %s", grace[i], strerror(errno));
-	if (fd >= 0)
-		close(fd);
+	/* at offset 0: debugfs refuses a write anywhere else */
+	if (grace_fd < 0 || pwrite(grace_fd, buf, len, 0) != len)
+		ctl_fail("synchronize_rcu %ld: %s", grace[i],
+			 strerror(grace_fd < 0 ? ENOENT : errno));
 }
 
 static double now(void)
@@ -235,6 +254,79 @@ static double now(void)
 static void hold(void)
 {
 	usleep(cfg.hold_us);
+}
+
+/*
+ * Start points (--start): where the walkers' relative paths start, and
+ * how the controller enters and leaves it. dirfd: walkers pass the fd the
+ * controller published (-1 once closed: EBADF); root: absolute paths
+ * under a chroot shared by the process's threads.
+ */
+enum { START_CWD, START_DIRFD, START_ROOT, START_TASK };
+static int start_kind;
+static atomic_int start_fd = -1;
+static int realroot_fd = -1;
+
+static int start_enter(const char *dir)
+{
+	int fd;
+
+	switch (start_kind) {
+	case START_DIRFD:
+		fd = open(dir, O_RDONLY | O_DIRECTORY);
+		if (fd < 0)
+			return -1;
+		atomic_store(&start_fd, fd);
+		return 0;
+	case START_ROOT:
+		if (chroot(dir))
+			return -1;
+		return chdir("/");
+	default:
+		return chdir(dir);
+	}
+}
+
+/* the last reference to the start point goes here (see each scenario) */
+static int start_leave(void)
+{
+	int fd;
+
+	switch (start_kind) {
+	case START_DIRFD:
+		fd = atomic_exchange(&start_fd, -1);
+		return fd < 0 ? 0 : close(fd);
+	case START_ROOT:
+		if (fchdir(realroot_fd))
+			return -1;
+		return chroot(".");
+	default:
+		return chdir("/");
+	}
+}
+
+static int walk_stat(const struct hpath *p, struct stat *st)
+{
+	switch (start_kind) {
+	case START_DIRFD:
+		return fstatat(atomic_load(&start_fd), p->name, st, 0);
+	case START_ROOT:
+		return stat(p->abs, st);
+	default:
+		return fstatat(AT_FDCWD, p->name, st, 0);
+	}
+}
+
+static int walk_open(const struct hpath *p)
+{
+	switch (start_kind) {
+	case START_DIRFD:
+		return openat(atomic_load(&start_fd), p->name, O_RDONLY);
+	case START_ROOT:
+		return open(p->abs, O_RDONLY);
+	default:
+		return openat(AT_FDCWD, p->name, O_RDONLY);
+	}
 }
 
 static void *walker(void *arg)
@@ -253,10 +345,10 @@ static void *walker(void *arg)
 	while (!stop) {
 		for (i = 0; i < npaths; i++) {
 			ph = atomic_load(&phase);
-			e = fstatat(AT_FDCWD, paths[i].name, &st, 0) ? errno : 0;
+			e = walk_stat(&paths[i], &st) ? errno : 0;
 			count(&paths[i], e, ph);
 			ph = atomic_load(&phase);
-			fd = openat(AT_FDCWD, paths[i].name, O_RDONLY);
+			fd = walk_open(&paths[i]);
 			e = fd < 0 ? errno : 0;
 			if (fd >= 0)
 				close(fd);
@@ -275,42 +367,111 @@ static void proc_umount_cycle(void)
 	if (mount("proc", cfg.dir, "proc",
 		  MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME, NULL))
 		return ctl_fail("mount proc on %s: %s", cfg.dir, strerror(errno));
-	if (chdir(cfg.dir))
-		return ctl_fail("chdir %s: %s", cfg.dir, strerror(errno));
+	if (start_enter(cfg.dir))
+		return ctl_fail("enter %s: %s", cfg.dir, strerror(errno));
 	hold();
 	if (umount2(cfg.dir, MNT_DETACH))
 		ctl_fail("umount -l %s: %s", cfg.dir, strerror(errno));
 	hold();
 	grace_wait();
 	/* the last reference: cleanup_mnt() at this call's return */
-	if (chdir("/"))
-		ctl_fail("chdir /: %s", strerror(errno));
+	if (start_leave())
+		ctl_fail("leave %s: %s", cfg.dir, strerror(errno));
 	hold();
+}
+
+/* --start task: the child's second thread, gone when the pipe speaks */
+static int task_pipe[2];
+
+static void *task_thread(void *arg)
+{
+	char b;
+
+	(void)arg;
+	if (read(task_pipe[0], &b, 1) < 0)
+		_exit(1);
+	return NULL;	/* this thread exits, its process lives */
+}
+
+static pid_t child_with_thread(pid_t *tid)
+{
+	int tp[2];
+	pid_t c;
+	pthread_t t;
+
+	if (pipe(task_pipe) || pipe(tp))
+		return -1;
+	c = fork();
+	if (!c) {
+		pid_t me;
+
+		pthread_create(&t, NULL, task_thread, NULL);
+		/* the thread's tid: the highest in /proc/self/task but ours */
+		me = getpid();
+		for (;;) {
+			char p[64];
+			pid_t x;
+
+			for (x = me + 1; x < me + 64; x++) {
+				snprintf(p, sizeof(p), "/proc/self/task/%d", x);
+				if (!access(p, F_OK))
+					break;
+			}
+			if (x < me + 64) {
+				if (write(tp[1], &x, sizeof(x)) != sizeof(x))
+					_exit(1);
+				break;
+			}
+			usleep(100);
+		}
+		for (;;)
+			pause();
+	}
+	close(task_pipe[0]);
+	close(tp[1]);
+	if (c < 0 || read(tp[0], tid, sizeof(*tid)) != sizeof(*tid))
+		c = c < 0 ? c : -1;
+	close(tp[0]);
+	return c;
 }
 
 static void proc_exit_cycle(void)
 {
-	char d[64];
-	pid_t c = fork();
+	char d[80];
+	pid_t tid = 0, c;
+	int i;
 
+	c = start_kind == START_TASK ? child_with_thread(&tid) : fork();
 	if (c < 0)
 		return ctl_fail("fork: %s", strerror(errno));
 	if (!c) {
 		for (;;)
 			pause();
 	}
-	snprintf(d, sizeof(d), "/proc/%d", c);
+	if (start_kind == START_TASK)
+		snprintf(d, sizeof(d), "/proc/%d/task/%d", c, tid);
+	else
+		snprintf(d, sizeof(d), "/proc/%d", c);
 	state_begin();
-	if (chdir(d))
-		ctl_fail("chdir %s: %s", d, strerror(errno));
+	if (start_enter(d))
+		ctl_fail("enter %s: %s", d, strerror(errno));
 	state_end();		/* alive */
 	hold();
 	state_begin();
-	kill(c, SIGKILL);
+	if (start_kind == START_TASK) {
+		/* the thread exits (and reaps itself); wait until it is gone */
+		if (write(task_pipe[1], "x", 1) != 1)
+			ctl_fail("task pipe: %s", strerror(errno));
+		for (i = 0; i < 10000 && !access(d, F_OK); i++)
+			usleep(100);
+	} else {
+		kill(c, SIGKILL);
+	}
 	state_end();		/* killed, maybe not yet dead */
 	hold();
 	state_begin();
-	waitpid(c, NULL, 0);
+	if (start_kind != START_TASK)
+		waitpid(c, NULL, 0);
 	state_end();		/* reaped */
 	hold();
 	/*
@@ -320,9 +481,14 @@ static void proc_exit_cycle(void)
 	 */
 	grace_wait();
 	state_begin();
-	if (chdir("/"))
-		ctl_fail("chdir /: %s", strerror(errno));
+	if (start_leave())
+		ctl_fail("leave %s: %s", d, strerror(errno));
 	state_end();		/* left */
+	if (start_kind == START_TASK) {
+		close(task_pipe[1]);
+		kill(c, SIGKILL);
+		waitpid(c, NULL, 0);
+	}
 	hold();
 }
 
@@ -404,14 +570,14 @@ static void lazy_umount_cycle(void)
 		ctl_fail("symlink %s: %s", p, strerror(errno));
 	if (cfg.casefold)
 		casefold_dir(cfg.dir);
-	if (chdir(cfg.dir))
-		return ctl_fail("chdir %s: %s", cfg.dir, strerror(errno));
+	if (start_enter(cfg.dir))
+		return ctl_fail("enter %s: %s", cfg.dir, strerror(errno));
 	hold();
 	if (umount2(cfg.dir, MNT_DETACH))
 		ctl_fail("umount -l %s: %s", cfg.dir, strerror(errno));
 	hold();
-	if (chdir("/"))
-		ctl_fail("chdir /: %s", strerror(errno));
+	if (start_leave())
+		ctl_fail("leave %s: %s", cfg.dir, strerror(errno));
 	hold();
 }
 
@@ -476,6 +642,8 @@ static int setup(void (**cycle)(void))
 		fprintf(stderr, "dcrace-hunt: mkdir %s: %s\n", cfg.dir, strerror(errno));
 		return 3;
 	}
+	grace_fd = open("/sys/kernel/debug/dcrace/synchronize_rcu", O_WRONLY | O_CLOEXEC);
+	realroot_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (!strcmp(cfg.scenario, "proc-umount")) {
 		sleeper = fork();
 		if (!sleeper) {
@@ -519,6 +687,9 @@ static int setup(void (**cycle)(void))
 		add_path_states("fd/0", fcntl(0, F_GETFD) < 0 ? fd0_closed : files);
 		add_path_states("exe", files);
 		add_path_states("ns/mnt", ns);
+		/* a thread that exits reaps itself: killed is reaped at once */
+		for (i = 0; start_kind == START_TASK && i < npaths; i++)
+			paths[i].allowed[1] |= paths[i].allowed[2];
 		*cycle = proc_exit_cycle;
 	} else if (!strcmp(cfg.scenario, "lazy-umount")) {
 		if (!cfg.mount_spec ||
@@ -593,6 +764,9 @@ static int setup(void (**cycle)(void))
 			cfg.scenario);
 		return 2;
 	}
+	/* dirfd: once the controller closed it (the left state), EBADF */
+	for (i = 0; start_kind == START_DIRFD && i < npaths; i++)
+		paths[i].allowed[nstates > 1 ? 3 : 0] |= 1UL << EBADF;
 	return ctl_errors ? 3 : 0;
 }
 
@@ -613,6 +787,7 @@ static const char *errname(int e)
 	case ENOMEM: return "ENOMEM";
 	case EIO: return "EIO";
 	case ESTALE: return "ESTALE";
+	case EBADF: return "EBADF";
 	}
 	snprintf(buf, sizeof(buf), "E%d", e);
 	return buf;
@@ -695,6 +870,8 @@ int main(int argc, char **argv)
 			cfg.uid = parse_long(a, v, 0, 65535);
 		else if (!strcmp(a, "--grace"))
 			parse_grace(v);
+		else if (!strcmp(a, "--start"))
+			cfg.start = v;
 		else if (!strcmp(a, "--casefold"))
 			cfg.casefold = parse_long(a, v, 0, 1);
 		else {
@@ -708,6 +885,24 @@ int main(int argc, char **argv)
 	}
 	if (!cfg.dir)
 		cfg.dir = "/tmp/dcr-hunt";
+	if (cfg.start && strcmp(cfg.start, "cwd")) {
+		static const char *const ok[][2] = {
+			{ "dirfd", "proc-umount proc-exit lazy-umount" },
+			{ "root", "proc-exit" }, { "task", "proc-exit" },
+		};
+		const char *for_sc = NULL;
+
+		for (i = 0; i < 3; i++)
+			if (!strcmp(cfg.start, ok[i][0]))
+				for_sc = ok[i][1];
+		if (!for_sc || !strstr(for_sc, cfg.scenario)) {
+			fprintf(stderr, "dcrace-hunt: --start %s: not for scenario %s (cwd; dirfd: proc-umount, proc-exit, lazy-umount; root, task: proc-exit)\n",
+				cfg.start, cfg.scenario);
+			return 2;
+		}
+		start_kind = !strcmp(cfg.start, "dirfd") ? START_DIRFD :
+			     !strcmp(cfg.start, "root") ? START_ROOT : START_TASK;
+	}
 	if (cfg.uid >= 0 && strcmp(cfg.scenario, "replace")) {
 		fprintf(stderr, "dcrace-hunt: --uid is for scenario replace\n");
 		return 2;
@@ -738,8 +933,8 @@ int main(int argc, char **argv)
 		kill(sleeper, SIGKILL);
 		waitpid(sleeper, NULL, 0);
 	}
-	printf("{\"scenario\": \"%s\", \"seconds\": %.3f, \"iterations\": %ld, ",
-	       cfg.scenario, t, iterations);
+	printf("{\"scenario\": \"%s\", \"start\": \"%s\", \"seconds\": %.3f, \"iterations\": %ld, ",
+	       cfg.scenario, cfg.start ? cfg.start : "cwd", t, iterations);
 	printf("\"walkers\": %ld, \"uid\": %ld, \"ctl_tid\": %ld, \"walker_tids\": [",
 	       cfg.walkers, cfg.uid, (long)syscall(SYS_gettid));
 	for (i = 0; i < cfg.walkers; i++)

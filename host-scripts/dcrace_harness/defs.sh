@@ -59,6 +59,7 @@ debug              6.1  debug  1 race  0001                  -                  
 pristine-debug     6.1  debug  0 clean -                     -                         race
 procfs-debug       6.1  debug  0 clean procfs/0001           -                         race
 backport-debug     6.1  debug  0 clean backport/0001         -                         clean
+pidfree-debug      6.1  debug  0 clean pidfree/0001          -                         race
 debian             6.1  debian 0 clean -                     linux-image-amd64         race
 6.12/unfixed       6.12 std    1 race  0001                  -                         clean
 6.12/fixed         6.12 std    1 clean 0001,0002             -                         clean

@@ -27,14 +27,29 @@ from .runner import HS, ROOT, Child, guarded, progress_done, run_guest_cmd, show
 PROG = "hunt"
 
 # What each filesystem is in the guest, and the scenarios that apply.
+# A scenario's name may end in its start point (dcrace-hunt --start):
+# "-dirfd" (a directory fd another thread closes), "-root" (a chroot),
+# "-task" (the /proc/<pid>/task/<tid> of a thread that exits); without
+# one the walks start at the cwd.
+STARTS = ("dirfd", "root", "task")
+_DISK = ("lazy-umount", "lazy-umount-dirfd", "replace", "prune")
 FILESYSTEMS = {
-    "procfs": ("proc-umount", "proc-exit"),
-    "tmpfs": ("lazy-umount", "replace", "prune"),
-    "ext2": ("lazy-umount", "replace", "prune"),
-    "ext4": ("lazy-umount", "replace", "prune"),
-    "vfat": ("lazy-umount", "replace", "prune"),
-    "overlayfs": ("lazy-umount", "replace", "prune"),
+    "procfs": ("proc-umount", "proc-umount-dirfd", "proc-exit", "proc-exit-dirfd",
+               "proc-exit-root", "proc-exit-task"),
+    "tmpfs": _DISK,
+    "ext2": _DISK,
+    "ext4": _DISK,
+    "vfat": _DISK,
+    "overlayfs": _DISK,
 }
+
+
+def split_scenario(scenario):
+    """"proc-exit-dirfd" -> ("proc-exit", "dirfd"); no suffix: "cwd"."""
+    base, _, start = scenario.rpartition("-")
+    if start in STARTS:
+        return base, start
+    return scenario, "cwd"
 DEFAULT_KERNELS = ("pristine-debug", "6.12/pristine-debug")
 DEFAULT_FS = ("tmpfs", "ext4", "procfs", "vfat", "overlayfs")
 # The window bits of dcrace.ko's knob "window" (module/callbacks.c): every
@@ -46,7 +61,8 @@ WINDOW_ALL = 2 | 8 | 16 | 32 | 64 | 128 | 256 | 512
 # The cells make check runs: the finding, its fix, the other line.
 SHORT = ("pristine-debug:procfs:proc-umount", "procfs-debug:procfs:proc-umount",
          "backport-debug:procfs:proc-umount",
-         "6.12/pristine-debug:procfs:proc-umount")
+         "6.12/pristine-debug:procfs:proc-umount",
+         "pristine-debug:procfs:proc-exit", "pidfree-debug:procfs:proc-exit")
 
 HUNT_DIR = "/tmp/dcr-hunt"
 # ext4 cells whose scenario walks a casefolded directory (c/F)
@@ -59,8 +75,10 @@ CASEFOLD_SCENARIOS = ("lazy-umount", "prune")
 # cell makes on the debug kernels (docs/hunt.md), above a controller that
 # failed or stalled.
 REACH_SCENARIO = {
-    "proc-umount": (("permission", "d_revalidate", "get_link"), 10),
-    "proc-exit": (("permission", "d_revalidate", "get_link", "load", "free"), 10),
+    # both wait 0, 1 or 3 grace periods a cycle (--grace): 4-5 cycles a
+    # second on the 6.1 debug kernel
+    "proc-umount": (("permission", "d_revalidate", "get_link"), 2),
+    "proc-exit": (("permission", "d_revalidate", "get_link", "load", "free"), 2),
     "lazy-umount": (("permission", "get_link"), 2),
     "replace": (("permission",), 5),
     "prune": (("permission",), 50),
@@ -82,6 +100,7 @@ NO_SYMLINKS = ("vfat",)
 
 def reach_rule(fs, scenario):
     """(kinds that must be hit, minimum cycles per second) of a cell."""
+    scenario = split_scenario(scenario)[0]
     kinds, rate = REACH_SCENARIO[scenario]
     if fs in NO_SYMLINKS:
         kinds = tuple(k for k in kinds if k != "get_link")
@@ -136,6 +155,7 @@ def jobs(kernels, filesystems, scenarios, args):
 
 def fs_setup(fs, scenario):
     """The guest shell lines that prepare FS; returns (lines, mount spec)."""
+    scenario = split_scenario(scenario)[0]
     d = HUNT_DIR
     if fs == "procfs":
         return "mkdir -p %s" % d, None
@@ -171,12 +191,13 @@ def fs_setup(fs, scenario):
 
 def guest_script(fs, scenario, duration, delay_us):
     setup, spec = fs_setup(fs, scenario)
+    scenario, start = split_scenario(scenario)
     # overlayfs: a directory renamed into a merge directory (the mount's
     # root) must be marked opaque, an xattr the tmpfs upper cannot hold
     # (EXDEV): replace works in a directory of the upper layer only
     d = HUNT_DIR + "/u" if fs == "overlayfs" and scenario == "replace" else HUNT_DIR
     hunt = ["/dcrace/copy/dcrace-hunt", "--scenario", scenario, "--dir", d,
-            "--duration", str(duration)]
+            "--duration", str(duration), "--start", start]
     if spec:
         hunt += ["--mount", spec]
     if scenario == "replace":
