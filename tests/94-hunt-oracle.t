@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 14
+plan 16
 
 tmp_dir
 py() { (cd "$HS" && python3 -c "$@"); }
@@ -133,6 +133,21 @@ diag "$(cat "$tmp/pe.json" "$tmp/pe.err")"
 n=$(jq -c '[.states, .false_total, (.outcomes.status | keys), .iterations > 10, .grace["0"] > 10]' "$tmp/pe.json" 2>/dev/null || echo none)
 ok "$([[ $rc -eq 0 && $n == '[4,0,["0","ENOENT","ESRCH"],true,true]' ]]; echo $?)" \
 	"proc-exit on this host's kernel: 4 states, every outcome allowed by a state the call overlapped: status 0 alive, ESRCH/ENOENT reaped or left ($n)"
+# start points: a dirfd the controller closes (EBADF once closed), a
+# chroot root, a thread's task directory; every outcome allowed
+res=""
+for st in dirfd root task; do
+	rc=0
+	(cd "$tmp" && ./dcrace-hunt --scenario proc-exit --start $st --dir "$tmp/h" --duration 1 --grace 0 >"$tmp/st-$st.json" 2>"$tmp/st.err") || rc=$?
+	res+="$st:$rc:$(jq -c '[.start, .false_total, .iterations > 5, (.outcomes.status | has("0"))]' "$tmp/st-$st.json" 2>/dev/null || echo none) "
+done
+diag "$res"
+ok "$([[ $res == 'dirfd:0:["dirfd",0,true,true] root:0:["root",0,true,true] task:0:["task",0,true,true] ' ]] &&
+	jq -e '.outcomes.status.EBADF > 0' "$tmp/st-dirfd.json" >/dev/null; echo $?)" \
+	"proc-exit from a dirfd another thread closes, a chroot root and a dying thread's task dir: cycles made, status read alive, no outcome outside the tables"
+rc=0
+"$tmp/dcrace-hunt" --scenario replace --start root >/dev/null 2>"$tmp/st.err" || rc=$?
+ok "$([[ $rc -eq 2 ]] && grep -q 'not for scenario replace' "$tmp/st.err"; echo $?)" "--start root for replace: usage error ($rc)"
 rc=0
 (cd "$tmp" && ./dcrace-hunt --scenario proc-exit --dir "$tmp/h" --duration 1 --grace 1 >"$tmp/pe2.json" 2>/dev/null) || rc=$?
 n=$(jq -r '[.ctl_errors, .ctl_error] | @tsv' "$tmp/pe2.json" 2>/dev/null || echo none)
