@@ -318,17 +318,26 @@ static const struct file_operations knob_fops = {
 	.llseek = default_llseek,
 };
 
-static ssize_t reset_write(struct file *file, const char __user *ubuf,
-			   size_t len, loff_t *ppos)
+/* A write-only command file's number, @min..@max, strictly parsed. */
+static int command_value(const char __user *ubuf, size_t len, loff_t *ppos,
+			 s64 min, s64 max, s64 *v)
 {
 	char buf[8];
-	s64 v;
 	int ret = get_write(ubuf, len, ppos, buf, sizeof(buf));
 
 	if (ret)
 		return ret;
-	if (dcrace_parse_s64(buf, 1, 1, &v))
-		return -EINVAL;
+	return dcrace_parse_s64(buf, min, max, v) ? -EINVAL : 0;
+}
+
+static ssize_t reset_write(struct file *file, const char __user *ubuf,
+			   size_t len, loff_t *ppos)
+{
+	s64 v;
+	int ret = command_value(ubuf, len, ppos, 1, 1, &v);
+
+	if (ret)
+		return ret;
 	reset_all();
 	*ppos += len;
 	return len;
@@ -350,14 +359,11 @@ static const struct file_operations reset_fops = {
 static ssize_t grace_write(struct file *file, const char __user *ubuf,
 			   size_t len, loff_t *ppos)
 {
-	char buf[8];
 	s64 v;
-	int ret = get_write(ubuf, len, ppos, buf, sizeof(buf));
+	int ret = command_value(ubuf, len, ppos, 1, 100, &v);
 
 	if (ret)
 		return ret;
-	if (dcrace_parse_s64(buf, 1, 100, &v))
-		return -EINVAL;
 	while (v-- > 0)
 		synchronize_rcu();
 	cnt_inc(C_GRACE_WAITS);
