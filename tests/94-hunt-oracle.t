@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 16
+plan 18
 
 tmp_dir
 py() { (cd "$HS" && python3 -c "$@"); }
@@ -126,7 +126,7 @@ ok "$([[ $rc -eq $EX_INCONCLUSIVE ]] && grep -q 'not reached.*no permission wind
 ok "$(jq -e '.status == "not reached"' "$tmp/res2/pristine-debug_tmpfs_prune.json" >/dev/null; echo $?)" "its result says so too"
 
 # 6. truth tables: dcrace-hunt on the host, proc-exit per state
-gcc -O2 -static -pthread -Wall -Wextra -Werror -o "$tmp/dcrace-hunt" "$ROOT/guest/hunt/dcrace-hunt.c" 2>"$tmp/cc" || diag "$(cat "$tmp/cc")"
+gcc -O2 -static -pthread -Wall -Wextra -Werror -o "$tmp/dcrace-hunt" "$ROOT"/guest/hunt/*.c 2>"$tmp/cc" || diag "$(cat "$tmp/cc")"
 rc=0
 (cd "$tmp" && ./dcrace-hunt --scenario proc-exit --dir "$tmp/h" --duration 2 --grace 0 >"$tmp/pe.json" 2>"$tmp/pe.err") || rc=$?
 diag "$(cat "$tmp/pe.json" "$tmp/pe.err")"
@@ -153,6 +153,23 @@ rc=0
 n=$(jq -r '[.ctl_errors, .ctl_error] | @tsv' "$tmp/pe2.json" 2>/dev/null || echo none)
 ok "$([[ $n == [1-9]*$'\t'"synchronize_rcu 1: "* ]]; echo $?)" \
 	"--grace 1 without dcrace.ko's synchronize_rcu: the controller's error is in the result (exit $rc; $n)"
+# 7. identity: every successful call checked against what the controller
+# made; an object made behind its back (locked/y renamed over by this
+# test, as a kernel returning another file would) is a wrong object
+rc=0
+(cd "$tmp" && ./dcrace-hunt --scenario replace --dir "$tmp/r" --duration 2 >"$tmp/id0.json" 2>/dev/null) || rc=$?
+n=$(jq -c '[.identity_checks > 1000, .wrong_total, .false_total]' "$tmp/id0.json" 2>/dev/null || echo none)
+ok "$([[ $rc -eq 0 && $n == '[true,0,0]' ]]; echo $?)" "replace on the host: every success checked, no wrong object ($n)"
+rc=0
+(cd "$tmp" && ./dcrace-hunt --scenario replace --dir "$tmp/r" --duration 3 >"$tmp/id1.json" 2>/dev/null) & hp=$!
+for _ in $(seq 1 200); do
+	[[ -f $tmp/r/locked/y ]] && echo other >"$tmp/r/locked/y2" 2>/dev/null && mv -f "$tmp/r/locked/y2" "$tmp/r/locked/y" 2>/dev/null
+	sleep 0.01
+done
+wait "$hp" || rc=$?
+n=$(jq -c '[.wrong_total > 0, ([.wrong_objects[] | select(.path == "locked/y" and (.got | startswith("file (not one the scenario made)")))] | length > 0), ([.wrong_objects[].path] | unique)]' "$tmp/id1.json" 2>/dev/null || echo none)
+ok "$([[ $rc -eq 1 && $n == '[true,true,["locked/y"]]' ]]; echo $?)" \
+	"a file put in place of locked/y behind the controller: wrong objects on locked/y only, exit 1 ($rc; $n)"
 res=""
 for bad in "--grace x" "--grace 1,2,3,4,5,6,7,8,9" "--grace 101" "--casefold 2"; do
 	rc=0

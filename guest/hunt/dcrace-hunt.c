@@ -64,6 +64,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "ident.h"
 
 #define MAX_PATHS	8
 #define MAX_WALKERS	8
@@ -75,6 +76,8 @@
 struct hpath {
 	char name[128];
 	char abs[130];		/* "/" name: the path under --start root */
+	/* the names of the objects it may resolve to ("": not checked) */
+	char names[64];
 	/* per state, bit e: errno e allowed (bit 0: success) */
 	unsigned long allowed[MAX_STATES];
 	atomic_ulong count[NERR];
@@ -181,6 +184,32 @@ static void add_path_states(const char *name, const int *const *allowed)
 	snprintf(p->abs, sizeof(p->abs), "/%s", name);
 	for (i = 0; i < nstates; i++)
 		p->allowed[i] = mask_of(allowed[i]);
+}
+
+/* the objects the last path added may resolve to (identity oracle) */
+static void path_resolves_to(const char *names)
+{
+	snprintf(paths[npaths - 1].names, sizeof(paths[0].names), "%s", names);
+}
+
+/* the name the identity registry keeps for @path (relative to --dir) */
+static const char *ident_name(const char *path)
+{
+	size_t n = strlen(cfg.dir);
+
+	if (!strncmp(path, cfg.dir, n) && path[n] == '/')
+		return path + n + 1;
+	return strncmp(path, "./", 2) ? path : path + 2;
+}
+
+static void made(const char *path)
+{
+	ident_made(ident_name(path), path);
+}
+
+static void removed(const char *path)
+{
+	ident_removed(ident_name(path));
 }
 
 static void state_begin(void)
@@ -333,7 +362,7 @@ static void *walker(void *arg)
 {
 	long id = (long)arg;
 	struct stat st;
-	unsigned long ph;
+	unsigned long ph, c0;
 	int i, fd, e;
 
 	prctl(PR_SET_NAME, "dcr-walk");
@@ -345,11 +374,18 @@ static void *walker(void *arg)
 	while (!stop) {
 		for (i = 0; i < npaths; i++) {
 			ph = atomic_load(&phase);
+			c0 = ident_clock();
 			e = walk_stat(&paths[i], &st) ? errno : 0;
 			count(&paths[i], e, ph);
+			if (!e)
+				ident_check(i, paths[i].names, &st, c0);
 			ph = atomic_load(&phase);
+			c0 = ident_clock();
 			fd = walk_open(&paths[i]);
 			e = fd < 0 ? errno : 0;
+			/* the object open() gave: fstat() of the fd */
+			if (fd >= 0 && !fstat(fd, &st))
+				ident_check(i, paths[i].names, &st, c0);
 			if (fd >= 0)
 				close(fd);
 			count(&paths[i], e, ph);
@@ -502,6 +538,16 @@ static void write_file(const char *path, mode_t mode)
 		ctl_fail("create %s: %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
+	made(path);
+}
+
+/* mkdir, registered (an existing one too: it is the scenario's) */
+static int make_dir(const char *path)
+{
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -1;
+	made(path);
+	return 0;
 }
 
 #ifndef FS_CASEFOLD_FL
@@ -515,7 +561,7 @@ static void casefold_dir(const char *dir)
 	int fd, flags;
 
 	snprintf(p, sizeof(p), "%s/c", dir);
-	if (mkdir(p, 0755) && errno != EEXIST)
+	if (make_dir(p))
 		return ctl_fail("mkdir %s: %s", p, strerror(errno));
 	fd = open(p, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
@@ -552,7 +598,7 @@ static void lazy_umount_cycle(void)
 		return ctl_fail("mount %s %s on %s: %s", m_type, m_src, cfg.dir,
 				strerror(errno));
 	snprintf(p, sizeof(p), "%s/d", cfg.dir);
-	if (mkdir(p, 0755) && errno != EEXIST)
+	if (make_dir(p))
 		ctl_fail("mkdir %s: %s", p, strerror(errno));
 	snprintf(p, sizeof(p), "%s/d/f", cfg.dir);
 	write_file(p, 0644);
@@ -560,14 +606,17 @@ static void lazy_umount_cycle(void)
 	snprintf(p, sizeof(p), "%s/l", cfg.dir);
 	if (symlink("d/f", p) && errno != EEXIST && errno != EPERM)
 		ctl_fail("symlink %s: %s", p, strerror(errno));
+	made(p);
 	snprintf(p, sizeof(p), "%s/ll", cfg.dir);
 	if (symlink("././././././././././././././././././././././././././././././././d/f", p) &&
 	    errno != EEXIST && errno != EPERM)
 		ctl_fail("symlink %s: %s", p, strerror(errno));
+	made(p);
 	/* above tmpfs's inline limit (128 bytes): ->get_link() runs */
 	snprintf(p, sizeof(p), "%s/lll", cfg.dir);
 	if (symlink(long_target(301), p) && errno != EEXIST && errno != EPERM)
 		ctl_fail("symlink %s: %s", p, strerror(errno));
+	made(p);
 	if (cfg.casefold)
 		casefold_dir(cfg.dir);
 	if (start_enter(cfg.dir))
@@ -578,6 +627,14 @@ static void lazy_umount_cycle(void)
 	hold();
 	if (start_leave())
 		ctl_fail("leave %s: %s", cfg.dir, strerror(errno));
+	/* the detached filesystem is gone: its numbers may come back */
+	ident_removed("d/f");
+	ident_removed("d");
+	ident_removed("l");
+	ident_removed("ll");
+	ident_removed("lll");
+	ident_removed("c/f");
+	ident_removed("c");
 	hold();
 }
 
@@ -597,11 +654,18 @@ static void replace_cycle(void)
 		snprintf(a, sizeof(a), "n%02d", i);
 		snprintf(b, sizeof(b), "n%02d/y", i);
 		if (!lstat(a, &st) && S_ISDIR(st.st_mode)) {
-			if (unlink(b) || rmdir(a))
+			if (unlink(b))
+				ctl_fail("unlink %s: %s", b, strerror(errno));
+			removed(b);
+			if (rmdir(a))
 				ctl_fail("rmdir %s: %s", a, strerror(errno));
+			removed(a);
 			write_file(a, 0644);
 		} else {
-			if (unlink(a) || mkdir(a, 0755))
+			if (unlink(a))
+				ctl_fail("unlink %s: %s", a, strerror(errno));
+			removed(a);
+			if (make_dir(a))
 				ctl_fail("mkdir %s: %s", a, strerror(errno));
 			write_file(b, 0644);
 		}
@@ -698,12 +762,19 @@ static int setup(void (**cycle)(void))
 			fprintf(stderr, "dcrace-hunt: lazy-umount needs --mount TYPE:SOURCE[:OPTIONS]\n");
 			return 2;
 		}
+		/* every name resolves to d/f (c/F to c/f): its identity */
 		add_path("d/f", ok_enoent);
+		path_resolves_to("d/f");
 		add_path("l", ok_enoent);
+		path_resolves_to("d/f");
 		add_path("ll", ok_enoent);
+		path_resolves_to("d/f");
 		add_path("lll", ok_enoent);
-		if (cfg.casefold)
+		path_resolves_to("d/f");
+		if (cfg.casefold) {
 			add_path("c/F", ok_enoent);
+			path_resolves_to("c/f");
+		}
 		*cycle = lazy_umount_cycle;
 	} else if (!strcmp(cfg.scenario, "replace")) {
 		/* nNN: a file or a directory holding y; xNN/tNN swapped */
@@ -723,7 +794,7 @@ static int setup(void (**cycle)(void))
 			write_file(p, 0644);
 			snprintf(p, sizeof(p), "x%02d", i);
 			unlink(p);
-			if (mkdir(p, 0755) && errno != EEXIST)
+			if (make_dir(p))
 				return 3;
 			snprintf(p, sizeof(p), "x%02d/y", i);
 			write_file(p, 0644);
@@ -733,8 +804,10 @@ static int setup(void (**cycle)(void))
 			write_file(p, 0644);
 			snprintf(p, sizeof(p), "n%02d/y", i);
 			add_path(p, n_ok);
+			path_resolves_to(p);
 			snprintf(p, sizeof(p), "x%02d/y", i);
 			add_path(p, x_ok);
+			path_resolves_to(p);
 		}
 		rename("locked.r", "locked");
 		if (mkdir("locked", 0700) && errno != EEXIST)
@@ -742,21 +815,24 @@ static int setup(void (**cycle)(void))
 		chmod("locked", 0700);
 		write_file("locked/y", 0644);
 		add_path("locked/y", cfg.uid >= 0 ? locked_ok : ok_enoent);
+		path_resolves_to("locked/y");
 		*cycle = replace_cycle;
 	} else if (!strcmp(cfg.scenario, "prune")) {
 		if (chdir(cfg.dir))
 			return 3;
 		for (i = 0; i < 4; i++) {
 			snprintf(p, sizeof(p), "p%02d", i);
-			if (mkdir(p, 0755) && errno != EEXIST)
+			if (make_dir(p))
 				return 3;
 			snprintf(p, sizeof(p), "p%02d/f", i);
 			write_file(p, 0644);
 			add_path(p, (const int[]){ 0, -1 });
+			path_resolves_to(p);
 		}
 		if (cfg.casefold) {
 			casefold_dir(".");
 			add_path("c/F", (const int[]){ 0, -1 });
+			path_resolves_to("c/f");
 		}
 		*cycle = prune_cycle;
 	} else {
@@ -836,7 +912,7 @@ int main(int argc, char **argv)
 {
 	pthread_t th[MAX_WALKERS];
 	void (*cycle)(void) = NULL;
-	unsigned long calls = 0, false_total = 0;
+	unsigned long calls = 0, false_total = 0, wrong;
 	double t0, t;
 	int i, e, rc, first;
 
@@ -964,10 +1040,20 @@ int main(int argc, char **argv)
 			first = 0;
 		}
 	}
-	printf("}, \"states\": %d, \"grace\": {", nstates);
+	printf("}, ");
+	{
+		const char *pn[MAX_PATHS], *nm[MAX_PATHS];
+
+		for (i = 0; i < npaths; i++) {
+			pn[i] = paths[i].name;
+			nm[i] = paths[i].names;
+		}
+		wrong = ident_finish(stdout, pn, nm);
+	}
+	printf("\"states\": %d, \"grace\": {", nstates);
 	for (i = 0; i < ngrace; i++)
 		printf("%s\"%ld\": %ld", i ? ", " : "", grace[i], grace_cycles[i]);
 	printf("}, \"false_total\": %lu, \"calls\": %lu, \"ctl_errors\": %ld, \"ctl_error\": \"%s\"}\n",
 	       false_total, calls, ctl_errors, ctl_error);
-	return false_total ? 1 : 0;
+	return false_total || wrong ? 1 : 0;
 }

@@ -383,6 +383,11 @@ def judge(cell, res):
     for k, v in sorted(w.get("false_errors", {}).items()):
         findings.append({"oracle": "truth", "summary": "user-visible %s x%d" % (k, v),
                          "task": "dcr-walk", "pid": None, "syscall": None, "by_workload": True})
+    # a lookup that succeeded on an object its path cannot name
+    for o in w.get("wrong_objects", []):
+        findings.append({"oracle": "identity", "count": o.get("count", 1),
+                         "summary": "wrong object: %s gave %s" % (o["path"], o["got"]),
+                         "task": "dcr-walk", "pid": None, "syscall": None, "by_workload": True})
     hits = {k: st.get("window_" + k, 0) for k in KINDS}
     _, fs, scenario = cell.split(":")
     need, rate = reach_rule(fs, scenario)
@@ -420,6 +425,8 @@ def judge(cell, res):
                                       if c["state"] != "armed" and
                                       c["fs"] in ("generic", FS_PROBES.get(cell.split(":")[1]))),
             "grace": w.get("grace", {}),
+            "identity_checks": w.get("identity_checks", 0),
+            "wrong_total": w.get("wrong_total", 0),
             "callbacks_hit": sorted("%s:%s" % (c["sym"], c["hits"]) for c in res["callbacks"]
                                     if c["hits"]),
             "findings": findings, "outcomes": w.get("outcomes", {})}
@@ -427,9 +434,10 @@ def judge(cell, res):
 
 def build_hunt_binary(tmp):
     out = os.path.join(tmp, "dcrace-hunt")
-    src = os.path.join(ROOT, "guest", "hunt", "dcrace-hunt.c")
+    d = os.path.join(ROOT, "guest", "hunt")
+    srcs = sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(".c"))
     r = subprocess.run(["gcc", "-O2", "-static", "-pthread", "-Wall", "-Wextra", "-Werror",
-                        "-o", out, src], capture_output=True, text=True, check=False)
+                        "-o", out] + srcs, capture_output=True, text=True, check=False)
     if r.returncode:
         raise InfraError("building dcrace-hunt failed: %s" % r.stderr.strip()[-300:])
     return out
@@ -523,7 +531,11 @@ def render(cells, wall, out):
         "walkers: docs/design.md, \"The hunt\"), runs one scenario of",
         "`guest/hunt/dcrace-hunt` on one filesystem and reads three oracles:",
         "`truth` (an errno no state of the scenario allows, seen by user space;",
-        "per state where the scenario has states), `rule` (dcrace.ko's `false_*`",
+        "per state where the scenario has states), `identity` (a stat() or",
+        "open() that succeeded on an object its path cannot name in any state",
+        "the call overlapped: st_dev, st_ino and type against what the",
+        "controller made; *identity checks* counts the calls checked, procfs",
+        "paths are not), `rule` (dcrace.ko's `false_*`",
         "verdicts) and the kernel's own: every report of the boot (`kasan` with",
         "`kasan_multi_shot`, `lockdep`, `rcu` stalls and splats, `lockup`, `crash`",
         "for an oops, a GPF or a panic, `ubsan`, `warning`, `kernel` for another",
@@ -556,8 +568,8 @@ def render(cells, wall, out):
     if wall is not None:
         lines += ["Matrix: %d cells in %.0f s wall (%s)." % (len(cells), wall,
                                                           time.strftime("%Y-%m-%d")), ""]
-    lines += ["| cell | calls | cycles | window hits | delays | findings |",
-              "| --- | ---: | ---: | --- | ---: | --- |"]
+    lines += ["| cell | calls | cycles | window hits | delays | identity checks (wrong) | findings |",
+              "| --- | ---: | ---: | --- | ---: | --- | --- |"]
     for j in cells:
         hits = "/".join(str(j["window_hits"].get(k, 0)) for k in KINDS)
         if j.get("windows_missing"):
@@ -565,8 +577,11 @@ def render(cells, wall, out):
         if j.get("grace"):
             hits += " (grace periods: %s)" % ", ".join(
                 "%s x%s" % kv for kv in sorted(j["grace"].items(), key=lambda kv: int(kv[0])))
-        lines.append("| `%s`%s | %d | %d | %s | %d | %s |" % (
-            j["id"], " run %d" % j["run"] if j.get("run") else "", j["calls"], j["iterations"], hits, j["delays"], fmt_findings(j)))
+        ident = "%d (%d)" % (j.get("identity_checks", 0), j.get("wrong_total", 0)) \
+            if j.get("identity_checks") else "-"
+        lines.append("| `%s`%s | %d | %d | %s | %d | %s | %s |" % (
+            j["id"], " run %d" % j["run"] if j.get("run") else "", j["calls"], j["iterations"],
+            hits, j["delays"], ident, fmt_findings(j)))
     lines += [
         "",
         "Findings with a report: docs/findings/ (each with its reproducer, the",
