@@ -289,7 +289,7 @@ module_ops() {
 		re='(^|[^[:alnum:]_/.-])(rmmod|modprobe[[:space:]]+-r)([^[:alnum:]_-]|$)'
 	fi
 	for t in "$@"; do
-		n=$(grep -oE "$re" <<<"$t" | wc -l)
+		n=$(grep -oE "$re" <<<"$t" | grep -c '' || true)
 		if [[ $n -gt 0 ]] && grep -qE '(^|[;&|[:space:]])(for|while|until)[[:space:]]' <<<"$t"; then
 			n=$((n * 2))
 		fi
