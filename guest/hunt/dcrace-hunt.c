@@ -798,6 +798,9 @@ static int setup(void (**cycle)(void))
 				return 3;
 			snprintf(p, sizeof(p), "x%02d/y", i);
 			write_file(p, 0644);
+			/* a run before may have left tNN the directory */
+			snprintf(p, sizeof(p), "t%02d/y", i);
+			unlink(p);
 			snprintf(p, sizeof(p), "t%02d", i);
 			if (rmdir(p) && errno == ENOTDIR)
 				unlink(p);
