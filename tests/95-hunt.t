@@ -69,10 +69,11 @@ c612=6.12-pristine-debug_procfs_proc-umount
 kern='[.findings[] | select(.oracle != "truth" and .oracle != "rule")]'
 esrch='[.findings[] | select(.oracle == "truth" and (.summary | test("ESRCH")))] | length > 0'
 # every KASAN report of the boot is read (kasan_multi_shot): the freed
-# proc_fs_info is also read by proc_pid_permission(), maybe first
-n=$(cell $bug '[.findings[] | select(.oracle == "kasan" and (.summary | test("use-after-free in proc_(thread_)?self_get_link"))) | [true, .task, .by_workload, .syscall != null]] | first')
+# proc_fs_info is read by proc_self_get_link(), proc_thread_self_get_link()
+# or proc_pid_permission() (hidepid), whichever a walker meets first
+n=$(cell $bug '[.findings[] | select(.oracle == "kasan" and (.summary | test("use-after-free in proc_((thread_)?self_get_link|pid_permission)"))) | [true, .task, .by_workload, .syscall != null]] | first')
 ok "$([[ $n == '[true,"dcr-walk",true,true]' ]]; echo $?)" \
-	"pristine-debug, procfs, proc-umount: KASAN use-after-free in proc_self_get_link, by a walker, in a syscall ($n; $(cell $bug '[.findings[].summary]'))"
+	"pristine-debug, procfs, proc-umount: KASAN use-after-free of proc_fs_info (proc_self_get_link, proc_thread_self_get_link or proc_pid_permission), by a walker, in a syscall ($n; $(cell $bug '[.findings[].summary]'))"
 for c in $bug $fix $bp $c612; do
 	n=$(cell "$c" '[.reached, .window_hits.get_link > 0, .window_hits.permission > 0, .calls > 0, .iterations > 0]')
 	ok "$([[ $n == '[true,true,true,true,true]' ]]; echo $?)" \
