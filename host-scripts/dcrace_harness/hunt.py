@@ -105,9 +105,6 @@ def reach_rule(fs, scenario):
     if fs in NO_SYMLINKS:
         kinds = tuple(k for k in kinds if k != "get_link")
     return tuple(dict.fromkeys(kinds + REACH_FS.get((fs, scenario), ()))), rate
-# a cell's filesystem as dcrace.ko's "probes" names its windows
-FS_PROBES = {"procfs": "procfs", "tmpfs": "tmpfs", "ext2": "ext2", "ext4": "ext4",
-             "vfat": "vfat", "overlayfs": "overlayfs"}
 
 
 def cell_id(kernel, fs, scenario):
@@ -423,7 +420,7 @@ def judge(cell, res):
             # the windows this cell's filesystem has that this kernel lacks
             "windows_missing": sorted("%s:%s" % (c["kind"], c["sym"]) for c in res["callbacks"]
                                       if c["state"] != "armed" and
-                                      c["fs"] in ("generic", FS_PROBES.get(cell.split(":")[1]))),
+                                      c["fs"] in ("generic", fs)),
             "grace": w.get("grace", {}),
             "identity_checks": w.get("identity_checks", 0),
             "wrong_total": w.get("wrong_total", 0),
