@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 18
+plan 19
 
 tmp_dir
 py() { (cd "$HS" && python3 -c "$@"); }
@@ -145,6 +145,20 @@ diag "$res"
 ok "$([[ $res == 'dirfd:0:["dirfd",0,true,true] root:0:["root",0,true,true] task:0:["task",0,true,true] ' ]] &&
 	jq -e '.outcomes.status.EBADF > 0' "$tmp/st-dirfd.json" >/dev/null; echo $?)" \
 	"proc-exit from a dirfd another thread closes, a chroot root and a dying thread's task dir: cycles made, status read alive, no outcome outside the tables"
+# an rmdir'd cwd: lazy-umount's tree in --dir/w, emptied and removed
+# under the walks, then left (a tmpfs mounted per cycle: root only)
+if [[ $(id -u) -eq 0 ]]; then
+	rc=0
+	mkdir -p "$tmp/rm"
+	(cd "$tmp" && ./dcrace-hunt --scenario lazy-umount --start rmdir --dir "$tmp/rm" \
+		--mount tmpfs:tmpfs:size=8m --duration 2 --grace 0 >"$tmp/rm.json" 2>"$tmp/rm.err") || rc=$?
+	n=$(jq -c '[.start, .iterations > 20, .false_total, .wrong_total, .identity_checks > 100, .ctl_errors, (.outcomes["d/f"] | keys), (.outcomes.lll | keys)]' "$tmp/rm.json" 2>/dev/null || echo none)
+	ok "$([[ $rc -eq 0 && $n == '["rmdir",true,0,0,true,0,["0","ENOENT"],["0","ENOENT"]]' ]] &&
+		! mountpoint -q "$tmp/rm" && [[ ! -e $tmp/rm/w ]]; echo $?)" \
+		"--start rmdir: the cwd emptied and removed under the walks, then left: files and symlinks found, then ENOENT, every success the object made, nothing left mounted ($rc; $n)"
+else
+	skip "--start rmdir mounts a tmpfs per cycle: needs root"
+fi
 rc=0
 "$tmp/dcrace-hunt" --scenario replace --start root >/dev/null 2>"$tmp/st.err" || rc=$?
 ok "$([[ $rc -eq 2 ]] && grep -q 'not for scenario replace' "$tmp/st.err"; echo $?)" "--start root for replace: usage error ($rc)"

@@ -32,7 +32,9 @@
  * the controller opens and then closes under them (path_init() drops
  * the file's reference before the walk goes on: dirfd), at a chroot
  * root (root) or at /proc/<child>/task/<tid> of a thread that exits
- * while its process lives (task); proc-umount's PDE symlinks (mounts,
+ * while its process lives (task), or at a directory the controller
+ * empties and removes under the walks, then leaves (rmdir: lazy-umount's
+ * tree in --dir/w); proc-umount's PDE symlinks (mounts,
  * net) and the self/thread-self links are followed from each.
  *
  * Truth tables are per state where a scenario has states (proc-exit: the
@@ -131,7 +133,9 @@ static void usage(FILE *f)
 "                   its reference), root (the process chrooted there;\n"
 "                   proc-exit only), task (proc-exit: the cwd\n"
 "                   /proc/<child>/task/<tid> of a thread that exits while\n"
-"                   its process lives)\n"
+"                   its process lives), rmdir (lazy-umount: the cwd\n"
+"                   --dir/w, emptied and removed under the walks, then\n"
+"                   left)\n"
 "  --casefold 1     lazy-umount, prune: make directory c casefolded (ext4,\n"
 "                   +F), c/f in it, and walk c/F (->d_hash()/->d_compare()\n"
 "                   with a name to fold); fails when the filesystem cannot\n"
@@ -192,12 +196,15 @@ static void path_resolves_to(const char *names)
 	snprintf(paths[npaths - 1].names, sizeof(paths[0].names), "%s", names);
 }
 
-/* the name the identity registry keeps for @path (relative to --dir) */
+/* where the walks' relative paths start: --dir, or --dir/w (--start rmdir) */
+static char base_dir[256];
+
+/* the name the identity registry keeps for @path (relative to base_dir) */
 static const char *ident_name(const char *path)
 {
-	size_t n = strlen(cfg.dir);
+	size_t n = strlen(base_dir);
 
-	if (!strncmp(path, cfg.dir, n) && path[n] == '/')
+	if (!strncmp(path, base_dir, n) && path[n] == '/')
 		return path + n + 1;
 	return strncmp(path, "./", 2) ? path : path + 2;
 }
@@ -291,7 +298,7 @@ static void hold(void)
  * controller published (-1 once closed: EBADF); root: absolute paths
  * under a chroot shared by the process's threads.
  */
-enum { START_CWD, START_DIRFD, START_ROOT, START_TASK };
+enum { START_CWD, START_DIRFD, START_ROOT, START_TASK, START_RMDIR };
 static int start_kind;
 static atomic_int start_fd = -1;
 static int realroot_fd = -1;
@@ -590,51 +597,88 @@ static const char *long_target(size_t len)
 	return t;
 }
 
+/* the tree lazy-umount walks, relative to base_dir */
+static const char *const tree_files[] = { "d/f", "l", "ll", "lll", "c/f" };
+static const char *const tree_dirs[] = { "d", "c" };
+
+/*
+ * --start rmdir: the cwd base_dir emptied and removed under the walks
+ * (lookups in it fail with ENOENT: a dead directory), then left: the
+ * last reference to its dentry and inode goes at chdir("/")
+ */
+static void rmdir_base(void)
+{
+	char p[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(tree_files) / sizeof(tree_files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", base_dir, tree_files[i]);
+		if (unlink(p) && errno != ENOENT)
+			ctl_fail("unlink %s: %s", p, strerror(errno));
+		removed(p);
+	}
+	for (i = 0; i < sizeof(tree_dirs) / sizeof(tree_dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", base_dir, tree_dirs[i]);
+		if (rmdir(p) && errno != ENOENT)
+			ctl_fail("rmdir %s: %s", p, strerror(errno));
+		removed(p);
+	}
+	if (rmdir(base_dir))
+		ctl_fail("rmdir %s: %s", base_dir, strerror(errno));
+}
+
 static void lazy_umount_cycle(void)
 {
 	char p[512];
+	size_t i;
 
 	if (mount(m_src, cfg.dir, m_type, MS_NOATIME, m_opts[0] ? m_opts : NULL))
 		return ctl_fail("mount %s %s on %s: %s", m_type, m_src, cfg.dir,
 				strerror(errno));
-	snprintf(p, sizeof(p), "%s/d", cfg.dir);
+	if (start_kind == START_RMDIR && make_dir(base_dir))
+		ctl_fail("mkdir %s: %s", base_dir, strerror(errno));
+	snprintf(p, sizeof(p), "%s/d", base_dir);
 	if (make_dir(p))
 		ctl_fail("mkdir %s: %s", p, strerror(errno));
-	snprintf(p, sizeof(p), "%s/d/f", cfg.dir);
+	snprintf(p, sizeof(p), "%s/d/f", base_dir);
 	write_file(p, 0644);
 	/* a fast symlink and (on filesystems that have them) a slow one */
-	snprintf(p, sizeof(p), "%s/l", cfg.dir);
+	snprintf(p, sizeof(p), "%s/l", base_dir);
 	if (symlink("d/f", p) && errno != EEXIST && errno != EPERM)
 		ctl_fail("symlink %s: %s", p, strerror(errno));
 	made(p);
-	snprintf(p, sizeof(p), "%s/ll", cfg.dir);
+	snprintf(p, sizeof(p), "%s/ll", base_dir);
 	if (symlink("././././././././././././././././././././././././././././././././d/f", p) &&
 	    errno != EEXIST && errno != EPERM)
 		ctl_fail("symlink %s: %s", p, strerror(errno));
 	made(p);
 	/* above tmpfs's inline limit (128 bytes): ->get_link() runs */
-	snprintf(p, sizeof(p), "%s/lll", cfg.dir);
+	snprintf(p, sizeof(p), "%s/lll", base_dir);
 	if (symlink(long_target(301), p) && errno != EEXIST && errno != EPERM)
 		ctl_fail("symlink %s: %s", p, strerror(errno));
 	made(p);
 	if (cfg.casefold)
-		casefold_dir(cfg.dir);
-	if (start_enter(cfg.dir))
-		return ctl_fail("enter %s: %s", cfg.dir, strerror(errno));
+		casefold_dir(base_dir);
+	if (start_enter(base_dir))
+		return ctl_fail("enter %s: %s", base_dir, strerror(errno));
 	hold();
+	if (start_kind == START_RMDIR) {
+		rmdir_base();
+		hold();
+		if (start_leave())
+			ctl_fail("leave %s: %s", base_dir, strerror(errno));
+		hold();
+	}
 	if (umount2(cfg.dir, MNT_DETACH))
 		ctl_fail("umount -l %s: %s", cfg.dir, strerror(errno));
 	hold();
-	if (start_leave())
+	if (start_kind != START_RMDIR && start_leave())
 		ctl_fail("leave %s: %s", cfg.dir, strerror(errno));
 	/* the detached filesystem is gone: its numbers may come back */
-	ident_removed("d/f");
-	ident_removed("d");
-	ident_removed("l");
-	ident_removed("ll");
-	ident_removed("lll");
-	ident_removed("c/f");
-	ident_removed("c");
+	for (i = 0; i < sizeof(tree_files) / sizeof(tree_files[0]); i++)
+		ident_removed(tree_files[i]);
+	for (i = 0; i < sizeof(tree_dirs) / sizeof(tree_dirs[0]); i++)
+		ident_removed(tree_dirs[i]);
 	hold();
 }
 
@@ -968,20 +1012,24 @@ int main(int argc, char **argv)
 		static const char *const ok[][2] = {
 			{ "dirfd", "proc-umount proc-exit lazy-umount" },
 			{ "root", "proc-exit" }, { "task", "proc-exit" },
+			{ "rmdir", "lazy-umount" },
 		};
 		const char *for_sc = NULL;
 
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < 4; i++)
 			if (!strcmp(cfg.start, ok[i][0]))
 				for_sc = ok[i][1];
 		if (!for_sc || !strstr(for_sc, cfg.scenario)) {
-			fprintf(stderr, "dcrace-hunt: --start %s: not for scenario %s (cwd; dirfd: proc-umount, proc-exit, lazy-umount; root, task: proc-exit)\n",
+			fprintf(stderr, "dcrace-hunt: --start %s: not for scenario %s (cwd; dirfd: proc-umount, proc-exit, lazy-umount; root, task: proc-exit; rmdir: lazy-umount)\n",
 				cfg.start, cfg.scenario);
 			return 2;
 		}
 		start_kind = !strcmp(cfg.start, "dirfd") ? START_DIRFD :
-			     !strcmp(cfg.start, "root") ? START_ROOT : START_TASK;
+			     !strcmp(cfg.start, "root") ? START_ROOT :
+			     !strcmp(cfg.start, "rmdir") ? START_RMDIR : START_TASK;
 	}
+	snprintf(base_dir, sizeof(base_dir), start_kind == START_RMDIR ? "%s/w" : "%s",
+		 cfg.dir);
 	if (cfg.uid >= 0 && strcmp(cfg.scenario, "replace")) {
 		fprintf(stderr, "dcrace-hunt: --uid is for scenario replace\n");
 		return 2;

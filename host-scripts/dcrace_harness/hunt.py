@@ -29,10 +29,11 @@ PROG = "hunt"
 # What each filesystem is in the guest, and the scenarios that apply.
 # A scenario's name may end in its start point (dcrace-hunt --start):
 # "-dirfd" (a directory fd another thread closes), "-root" (a chroot),
-# "-task" (the /proc/<pid>/task/<tid> of a thread that exits); without
-# one the walks start at the cwd.
-STARTS = ("dirfd", "root", "task")
-_DISK = ("lazy-umount", "lazy-umount-dirfd", "replace", "prune")
+# "-task" (the /proc/<pid>/task/<tid> of a thread that exits), "-rmdir"
+# (a cwd emptied and removed under the walks, then left); without one the
+# walks start at the cwd.
+STARTS = ("dirfd", "root", "task", "rmdir")
+_DISK = ("lazy-umount", "lazy-umount-dirfd", "lazy-umount-rmdir", "replace", "prune")
 FILESYSTEMS = {
     "procfs": ("proc-umount", "proc-umount-dirfd", "proc-exit", "proc-exit-dirfd",
                "proc-exit-root", "proc-exit-task"),
