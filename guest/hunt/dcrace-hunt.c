@@ -34,7 +34,8 @@
  * root (root) or at /proc/<child>/task/<tid> of a thread that exits
  * while its process lives (task), or at a directory the controller
  * empties and removes under the walks, then leaves (rmdir: lazy-umount's
- * tree in --dir/w); proc-umount's PDE symlinks (mounts,
+ * tree in --dir/w, the filesystem mounted once, unmounted at the end);
+ * proc-umount's PDE symlinks (mounts,
  * net) and the self/thread-self links are followed from each.
  *
  * Truth tables are per state where a scenario has states (proc-exit: the
@@ -133,9 +134,9 @@ static void usage(FILE *f)
 "                   its reference), root (the process chrooted there;\n"
 "                   proc-exit only), task (proc-exit: the cwd\n"
 "                   /proc/<child>/task/<tid> of a thread that exits while\n"
-"                   its process lives), rmdir (lazy-umount: the cwd\n"
-"                   --dir/w, emptied and removed under the walks, then\n"
-"                   left)\n"
+"                   its process lives), rmdir (lazy-umount: mounted once,\n"
+"                   the cwd --dir/w, emptied and removed under the\n"
+"                   walks, then left)\n"
 "  --casefold 1     lazy-umount, prune: make directory c casefolded (ext4,\n"
 "                   +F), c/f in it, and walk c/F (->d_hash()/->d_compare()\n"
 "                   with a name to fold); fails when the filesystem cannot\n"
@@ -627,14 +628,19 @@ static void rmdir_base(void)
 		ctl_fail("rmdir %s: %s", base_dir, strerror(errno));
 }
 
+/* --start rmdir: the filesystem stays mounted from the first cycle on */
+static int rmdir_mounted;
+
 static void lazy_umount_cycle(void)
 {
 	char p[512];
 	size_t i;
 
-	if (mount(m_src, cfg.dir, m_type, MS_NOATIME, m_opts[0] ? m_opts : NULL))
+	if (!rmdir_mounted &&
+	    mount(m_src, cfg.dir, m_type, MS_NOATIME, m_opts[0] ? m_opts : NULL))
 		return ctl_fail("mount %s %s on %s: %s", m_type, m_src, cfg.dir,
 				strerror(errno));
+	rmdir_mounted = start_kind == START_RMDIR;
 	if (start_kind == START_RMDIR && make_dir(base_dir))
 		ctl_fail("mkdir %s: %s", base_dir, strerror(errno));
 	snprintf(p, sizeof(p), "%s/d", base_dir);
@@ -668,6 +674,7 @@ static void lazy_umount_cycle(void)
 		if (start_leave())
 			ctl_fail("leave %s: %s", base_dir, strerror(errno));
 		hold();
+		return;
 	}
 	if (umount2(cfg.dir, MNT_DETACH))
 		ctl_fail("umount -l %s: %s", cfg.dir, strerror(errno));
@@ -1056,6 +1063,8 @@ int main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 	if (chdir("/"))
 		ctl_fail("chdir /: %s", strerror(errno));
+	if (rmdir_mounted && umount2(cfg.dir, MNT_DETACH))
+		ctl_fail("umount -l %s: %s", cfg.dir, strerror(errno));
 	if (sleeper > 0) {
 		kill(sleeper, SIGKILL);
 		waitpid(sleeper, NULL, 0);
