@@ -199,8 +199,15 @@ for prog in compare check-kernel; do
 	kill -TERM "$pid"
 	rc=0
 	wait "$pid" || rc=$?
-	sleep 0.5
-	left=$(for p in $rg $child; do kill -0 "$p" 2>/dev/null && echo "$p"; done || true)
+	# killed: gone, or a zombie not yet reaped (kill -0 still finds it);
+	# a loaded host may take a moment to deliver the SIGKILLs
+	for _ in $(seq 1 50); do
+		left=$(for p in $rg $child; do
+			kill -0 "$p" 2>/dev/null && [[ $(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null) != Z ]] && echo "$p"
+		done || true)
+		[[ -z $left ]] && break
+		sleep 0.1
+	done
 	ok "$([[ -n $rg && $rc -eq $EX_INTERRUPTED && -z $left ]]; echo $?)" \
 		"SIGTERM to $prog: exit $EX_INTERRUPTED (got $rc in $((SECONDS - start)) s), its run-guest group killed (left: ${left:-none})"
 	for p in $left; do kill -KILL "$p" 2>/dev/null || true; done

@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 50
+plan 53
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -300,6 +300,26 @@ ok "$([[ $n == 4 ]]; echo $?)" "--help documents --mode mutate, --mutators, --ui
 d=$(sed -n 's/.*.--mutators K. (default \([0-9]*\)).*/\1/p' "$ROOT/docs/design.md")
 h=$("$wl" --help | sed -n '/--mutators N/,/default/s/.*(default \([0-9]*\)).*/\1/p')
 ok "$([[ -n $d && $d == "$h" ]]; echo $?)" "docs/design.md's --mutators default is the workload's (design.md ${d:-none}, --help ${h:-none})"
+
+# 5b. Identity: every success is checked against what the setup made
+# (dNN/fNNN: its inode; mutate: mNN/y a file, locked/y its inode); an
+# object put in place behind the workload is a wrong object.
+"$wl" --dir "$tmp/id" --setup-only --quiet --dirs 1 --files 1 >/dev/null
+env "$wl" --dir "$tmp/id" --quiet --pruner none --threads 2 --no-setup --dirs 1 --files 1 --duration 1 \
+	--mix stat=1,lstat=1,open=1,openat=1 >"$tmp/id0" 2>/dev/null || true
+n=$(jget "$tmp/id0" '[r["identity_checks"] == r["syscalls"] > 1000, r["wrong_objects"], r["first_wrong_object"]]')
+ok "$([[ $n == "[True, 0, None]" ]]; echo $?)" "identity: every stat, lstat, open and openat success checked against the file the setup made, none wrong ($n)"
+env "$wl" --dir "$tmp/id" --quiet --pruner none --threads 2 --no-setup --dirs 1 --files 1 --duration 2 \
+	--mix stat=1,open=1 >"$tmp/id1" 2>/dev/null & wp=$!
+sleep 0.5
+echo other >"$tmp/id/d00/f000.new" && mv -f "$tmp/id/d00/f000.new" "$tmp/id/d00/f000"
+wait "$wp" || true
+n=$(jget "$tmp/id1" '[r["wrong_objects"] > 0, r["first_wrong_object"].startswith("'"$tmp"'/id/d00/f000: got file ino "), r["false_enoent"]]')
+ok "$([[ $n == "[True, True, 0]" ]]; echo $?)" "identity: a file renamed over d00/f000 behind the workload: wrong objects, the first one named ($n)"
+env "$wl" --dir "$tmp/idm" --quiet --pruner none --threads 2 --mode mutate --mutators 2 --rename-locked --duration 1 \
+	--mix stat=1,open=1 >"$tmp/id2" 2>/dev/null || true
+n=$(jget "$tmp/id2" '[r["identity_checks"] > 100, r["wrong_objects"], r["false_enoent"], r["other_errors"]]')
+ok "$([[ $n == "[True, 0, 0, 0]" ]]; echo $?)" "identity in mode mutate: mNN/y, mNN and locked/y successes checked, none wrong ($n)"
 
 # 6. Behaviour of the old single-file workload kept: usage errors exit 2.
 rc=0

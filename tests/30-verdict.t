@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/canned.sh
 source "$(dirname "$0")/canned.sh"
-plan 87
+plan 88
 
 tmp_dir
 C=$HS/compare
@@ -15,7 +15,8 @@ C=$HS/compare
 # mklog FILE USER_FALSE MODULE_FALSE CAUGHT [how]: a canned serial log;
 # how: truncated, garbage, killed (broken logs), other (2 other errors),
 # few (12 syscalls), splat (a WARNING in dmesg), gone (1 path really gone),
-# pruned (prunes and other_errors fields, 0 errors). CAUGHT is caught on
+# pruned (prunes and other_errors fields, 0 errors), wrong (2 of 1000
+# successes met another object: the identity oracle). CAUGHT is caught on
 # each path (walk_caught, open_caught) unless WC or OC say otherwise; MIX:
 # the result's mix.
 mklog() {
@@ -25,6 +26,7 @@ mklog() {
 	few) sc=12 ;;
 	gone) extra=',"gone":1' ;;
 	pruned) extra=',"other_errors":0,"prunes":321' ;;
+	wrong) extra=',"identity_checks":1000,"wrong_objects":2,"first_wrong_object":"/mnt/dcrace/d01/f002: got directory ino 12 dev 2, not the file ino 40 dev 2"' ;;
 	esac
 	{
 		echo "DCRACE-BOOTED 6.1.192 cpus=2"
@@ -126,6 +128,17 @@ mklog "$tmp/u-pruned" 5 5 0 pruned
 run pruned "$C" --from-logs "unfixed=$tmp/u-pruned" "fixed=$tmp/f-other"
 ok "$(grep -qE '^prunes \(pruner passes\) +321 +0$' "$tmp/pruned.out" &&
 	grep -qE '^other errors \(not ENOENT\) +0 +2$' "$tmp/pruned.out"; echo $?)" "the table shows prunes and other errors per kernel"
+
+# the identity oracle: a success on another object makes a kernel
+# affected whatever its errnos (fixed: no false ENOENT, 2 wrong objects)
+mklog "$tmp/f-wrong" 0 0 7 wrong
+run wrong "$C" --from-logs "unfixed=$tmp/u-good" "fixed=$tmp/f-wrong"
+ok "$([[ $(rcof wrong) -eq 1 ]] && grep -q 'FIX DOES NOT HOLD' "$tmp/wrong.out" &&
+	grep -qE '^wrong objects \(identity oracle\) +0 +2$' "$tmp/wrong.out" &&
+	grep -qE '^identity checks \(successes checked\) +0 +1000$' "$tmp/wrong.out" &&
+	grep -qE '^verdict +AFFECTED \(false ENOENT\) +AFFECTED \(wrong objects 2\)$' "$tmp/wrong.out" &&
+	grep -q '^note: wrong objects on fixed: 2 calls .*d01/f002: got directory' "$tmp/wrong.out"; echo $?)" \
+	"wrong objects on fixed, no false ENOENT: fix does not hold, exit 1 (got $(rcof wrong)), rows, verdict and the first one shown"
 
 # check-kernel under git bisect run (item 17): a bad command line aborts
 # the bisection (>= 128), not "skip" (125) or "bad" (1..127).

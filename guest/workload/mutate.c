@@ -26,6 +26,9 @@
  */
 #include "workload.h"
 
+/* locked/y as the setup made it (renames keep its inode) */
+static struct ident locked_ident;
+
 /* Mode mutate's paths (enum mut_kind), as the result names them. */
 static const char *const kind_names[NKINDS] = { "m/y", "m", "locked/y" };
 
@@ -281,15 +284,13 @@ static void prepare_component(long i)
 	for (k = 0; k < 2; k++)
 		if (unlink(rd[k]) < 0 && errno != ENOENT)
 			setup_fail("unlink", rd[k], errno);
-	make_file(m.m, "", 0, 0644);
+	make_file(m.m, "", 0, 0644, NULL);
 }
 
-/* --no-setup: the files mNN and locked/y must be there. */
-static void verify_component(const char *path)
+/* --no-setup: the files mNN and locked/y must be there (ST: what is). */
+static void verify_component(const char *path, struct stat *st)
 {
-	struct stat st;
-
-	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (lstat(path, st) < 0 || !S_ISREG(st->st_mode)) {
 		fprintf(stderr, PROG ": --no-setup: %s: %s (run without --no-setup first)\n",
 			path, errno ? strerror(errno) : "not a regular file");
 		exit(1);
@@ -303,6 +304,7 @@ static void verify_component(const char *path)
 void mutate_prepare(void)
 {
 	char path[PATH_MAX];
+	struct stat st;
 	long i;
 
 	if (!cfg.no_setup)
@@ -311,7 +313,7 @@ void mutate_prepare(void)
 		fmt_path(path, sizeof(path), "%s/m%02ld", cfg.dir, i);
 		errno = 0;
 		if (cfg.no_setup)
-			verify_component(path);
+			verify_component(path, &st);
 		else
 			prepare_component(i);
 	}
@@ -325,12 +327,13 @@ void mutate_prepare(void)
 	}
 	fmt_path(path, sizeof(path), "%s/locked/y", cfg.dir);
 	errno = 0;
-	if (cfg.no_setup) {
-		verify_component(path);
-		return;
-	}
-	make_file(path, "", 0, 0644);
-	sync();
+	if (cfg.no_setup)
+		verify_component(path, &st);
+	else
+		make_file(path, "", 0, 0644, &st);
+	record_ident(&locked_ident, &st);
+	if (!cfg.no_setup)
+		sync();
 }
 
 /*
@@ -363,6 +366,30 @@ int walker_drop_privileges(void)
 	return 0;
 }
 
+/*
+ * Identity in mode mutate: mNN/y is only ever a file (a directory where
+ * only y was is a wrong object), mNN a file or a directory, locked/y the
+ * file the setup made; every one on the tree's filesystem.
+ */
+static void mutate_identity(struct worker *w, enum mut_kind kind,
+			    const char *path, const struct stat *st)
+{
+	struct ident any = { tree_dev, 0 };
+
+	switch (kind) {
+	case MK_Y:
+		check_identity(w, path, st, &any, S_IFREG);
+		break;
+	case MK_M:
+		check_identity(w, path, st, &any,
+			       S_ISDIR(st->st_mode) ? S_IFDIR : S_IFREG);
+		break;
+	default:
+		check_identity(w, path, st, &locked_ident, S_IFREG);
+		break;
+	}
+}
+
 /* A walker's next path: its kind, written into PATH. */
 static enum mut_kind pick_path(struct worker *w, char *path, size_t size)
 {
@@ -393,13 +420,16 @@ void mutate_walk_loop(struct worker *w)
 	while (!stopped()) {
 		enum mut_kind kind = pick_path(w, path, sizeof(path));
 		enum walk_op op = fixed >= 0 ? (enum walk_op)fixed : pick_op(w);
-		int err = walk_call(w, op, dirfd, path, path + base);
+		struct stat st;
+		int err = walk_call(w, op, dirfd, path, path + base, &st);
 
 		count_lookup(w);
 		w->outcomes[op][errno_slot(err)]++;
 		w->kind_outcomes[kind][errno_slot(err)]++;
 		if (!mutate_allowed(kind, err))
 			note_false_error(w, op_names[op], path, err);
+		else if (!err)
+			mutate_identity(w, kind, path, &st);
 	}
 	if (dirfd >= 0)
 		close(dirfd);

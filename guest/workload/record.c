@@ -161,6 +161,38 @@ static bool verify_enoent(struct worker *w, const char *op, const char *path,
 	return true;
 }
 
+static const char *type_name(mode_t type)
+{
+	switch (type & S_IFMT) {
+	case S_IFREG: return "file";
+	case S_IFDIR: return "directory";
+	case S_IFLNK: return "symbolic link";
+	case 0: return "nothing (fstat failed)";
+	default: return "special file";
+	}
+}
+
+/*
+ * A successful call on PATH met GOT: it must be of TYPE, on WANT's dev,
+ * and WANT's inode when that is known (not 0). Anything else is a wrong
+ * object, counted, the first one described.
+ */
+void check_identity(struct worker *w, const char *path, const struct stat *got,
+		    const struct ident *want, mode_t type)
+{
+	w->ident_checks++;
+	if ((got->st_mode & S_IFMT) == type && got->st_dev == want->dev &&
+	    (!want->ino || got->st_ino == want->ino))
+		return;
+	if (w->wrong_objects++ == 0)
+		snprintf(w->first_wrong, sizeof(w->first_wrong),
+			 "%s: got %s ino %lu dev %lu, not the %s ino %lu dev %lu",
+			 path, type_name(got->st_mode),
+			 (unsigned long)got->st_ino, (unsigned long)got->st_dev,
+			 type_name(type), (unsigned long)want->ino,
+			 (unsigned long)want->dev);
+}
+
 void note_error(struct worker *w, const char *op, const char *path, int err)
 {
 	if (w->other_errors++ == 0) {

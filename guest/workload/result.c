@@ -111,6 +111,13 @@ static void print_json(FILE *f, const struct result *r, long npruners)
 		json_string(f, r->first_err);
 	else
 		fputs("null", f);
+	/* the identity oracle (cp mode checks none: its checks are 0) */
+	fprintf(f, ",\"identity_checks\":%" PRIu64 ",\"wrong_objects\":%" PRIu64
+		",\"first_wrong_object\":", r->ident_checks, r->wrong_objects);
+	if (r->first_wrong)
+		json_string(f, r->first_wrong);
+	else
+		fputs("null", f);
 	first_json(f, "first_false_enoent_s", cfg.mode == MODE_MUTATE ?
 		   r->first_enoent_t : r->first_false_t);
 	first_json(f, "first_false_error_s", r->first_false_t);
@@ -215,6 +222,10 @@ void collect_result(struct result *r, struct worker **workers,
 		r->false_total += w->false_total;
 		sum_counts(r, w);
 		r->other_errors += w->other_errors;
+		r->ident_checks += w->ident_checks;
+		r->wrong_objects += w->wrong_objects;
+		if (w->wrong_objects && !r->first_wrong)
+			r->first_wrong = w->first_wrong;
 		r->copies += w->copies;
 		for (b = 0; b < nbins; b++)
 			r->hist[b] += w->hist[b];

@@ -65,7 +65,9 @@ void make_tree_dir(const char *path, mode_t mode)
 		setup_fail("chmod", path, errno);
 }
 
-void make_file(const char *path, const void *data, size_t len, mode_t mode)
+/* MADE (if not NULL): fstat() of what was made, no lookup of PATH */
+void make_file(const char *path, const void *data, size_t len, mode_t mode,
+	       struct stat *made)
 {
 	int fd;
 
@@ -77,6 +79,8 @@ void make_file(const char *path, const void *data, size_t len, mode_t mode)
 		setup_fail("write", path, errno);
 	if (fchmod(fd, mode) < 0)
 		setup_fail("fchmod", path, errno);
+	if (made && fstat(fd, made) < 0)
+		setup_fail("fstat", path, errno);
 	if (close(fd) < 0)
 		setup_fail("close", path, errno);
 }
@@ -95,9 +99,20 @@ static void src_file_path(char *buf, size_t size, long d, long f)
 		fmt_path(buf, size, "%s/src/d%02ld/f%03ld", cfg.dir, d, f);
 }
 
+struct ident *walk_idents;
+dev_t tree_dev;
+
+void record_ident(struct ident *id, const struct stat *st)
+{
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+	tree_dev = st->st_dev;
+}
+
 static void setup_walk_tree(void)
 {
 	char path[PATH_MAX], text[64];
+	struct stat st;
 	long d, f;
 	int n;
 
@@ -108,7 +123,8 @@ static void setup_walk_tree(void)
 			walk_file_path(path, sizeof(path), d, f);
 			n = snprintf(text, sizeof(text),
 				     "dcrace d%02ld/f%03ld\n", d, f);
-			make_file(path, text, (size_t)n, 0644);
+			make_file(path, text, (size_t)n, 0644, &st);
+			record_ident(&walk_idents[d * cfg.files + f], &st);
 		}
 	}
 }
@@ -135,7 +151,7 @@ static void setup_cp_tree(void)
 			for (i = 0; i < size; i++)
 				data[i] = (unsigned char)(rng_next(&rng) >> 56);
 			src_file_path(path, sizeof(path), d, f);
-			make_file(path, data, size, mode);
+			make_file(path, data, size, mode, NULL);
 		}
 	}
 }
@@ -164,6 +180,8 @@ static void verify_tree(void)
 					path);
 				exit(1);
 			}
+			if (cfg.mode != MODE_CP)
+				record_ident(&walk_idents[d * cfg.files + f], &st);
 		}
 	}
 }
@@ -181,6 +199,8 @@ void make_base_dir(void)
  */
 void prepare_tree(void)
 {
+	/* what dNN/fNNN are, for the identity oracle (stat and open modes) */
+	walk_idents = xcalloc((size_t)(cfg.dirs * cfg.files), sizeof(*walk_idents));
 	if (cfg.no_setup) {
 		verify_tree();
 	} else {

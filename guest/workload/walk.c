@@ -45,19 +45,22 @@ enum walk_op pick_op(struct worker *w)
 	return (enum walk_op)i;
 }
 
-/* One call, timed (TIMED()); its errno when it failed, else 0. */
+/*
+ * One call, timed (TIMED()); its errno when it failed, else 0 and in *GOT
+ * the object it met (open: fstat() of the fd, after the timed call;
+ * st_mode 0 when that failed).
+ */
 int walk_call(struct worker *w, enum walk_op op, int dirfd, const char *path,
-	      const char *rel)
+	      const char *rel, struct stat *got)
 {
-	struct stat st;
 	int r;
 
 	switch (op) {
 	case OP_STAT:
-		r = TIMED(w, stat(path, &st));
+		r = TIMED(w, stat(path, got));
 		break;
 	case OP_LSTAT:
-		r = TIMED(w, lstat(path, &st));
+		r = TIMED(w, lstat(path, got));
 		break;
 	case OP_OPEN:
 		r = TIMED(w, open(path, O_RDONLY | O_CLOEXEC));
@@ -68,8 +71,11 @@ int walk_call(struct worker *w, enum walk_op op, int dirfd, const char *path,
 	}
 	if (r < 0)
 		return errno;
-	if (op == OP_OPEN || op == OP_OPENAT)
+	if (op == OP_OPEN || op == OP_OPENAT) {
+		if (fstat(r, got) < 0)
+			got->st_mode = 0;
 		close(r);
+	}
 	return 0;
 }
 
@@ -106,13 +112,17 @@ void walk_loop(struct worker *w)
 		unsigned int d = rng_below(&w->rng, (unsigned int)cfg.dirs);
 		unsigned int f = rng_below(&w->rng, (unsigned int)cfg.files);
 		enum walk_op op = fixed >= 0 ? (enum walk_op)fixed : pick_op(w);
+		struct stat st;
 		int err;
 
 		snprintf(path, sizeof(path), "%s/d%02u/f%03u", cfg.dir, d, f);
-		err = walk_call(w, op, dirfd, path, path + base);
+		err = walk_call(w, op, dirfd, path, path + base, &st);
 		count_lookup(w);
 		if (err)
 			src_error(w, op_names[op], path, err);
+		else
+			check_identity(w, path, &st,
+				       &walk_idents[d * cfg.files + f], S_IFREG);
 	}
 	if (dirfd >= 0)
 		close(dirfd);

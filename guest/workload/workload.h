@@ -180,6 +180,9 @@ struct worker {
 	uint64_t kind_outcomes[NKINDS][ERRNO_SLOTS];
 	uint64_t gone;		/* ENOENT on a path really gone */
 	uint64_t other_errors;
+	uint64_t ident_checks;	/* successes checked against the tree */
+	uint64_t wrong_objects;	/* ... that met another object */
+	char first_wrong[256];
 	uint64_t copies;
 	uint64_t dirs_made;	/* by the current copy */
 	uint64_t call_start;	/* the last TIMED() call's start, end (ns) */
@@ -212,6 +215,9 @@ struct result {
 	uint64_t kind_outcomes[NKINDS][ERRNO_SLOTS];
 	uint64_t gone;
 	uint64_t other_errors;
+	uint64_t ident_checks;
+	uint64_t wrong_objects;
+	const char *first_wrong;
 	uint64_t copies;
 	uint64_t prunes;
 	uint64_t prune_errors;
@@ -308,7 +314,8 @@ void __attribute__((noreturn)) setup_fail(const char *what, const char *path,
 void fmt_path(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void make_tree_dir(const char *path, mode_t mode);
-void make_file(const char *path, const void *data, size_t len, mode_t mode);
+void make_file(const char *path, const void *data, size_t len, mode_t mode,
+	       struct stat *made);
 
 /* record.c */
 void note_error(struct worker *w, const char *op, const char *path, int err);
@@ -327,7 +334,24 @@ void mix_string(char *buf, size_t size);
 int single_op(void);
 enum walk_op pick_op(struct worker *w);
 int walk_call(struct worker *w, enum walk_op op, int dirfd, const char *path,
-	      const char *rel);
+	      const char *rel, struct stat *got);
+
+/*
+ * The identity oracle (tree.c, record.c): a call that succeeds on the
+ * wrong object is invisible to an errno check. The setup records what each
+ * walked path names (st_dev, st_ino, file type); every successful stat(),
+ * lstat() and open() (fstat() of the fd) is compared with it.
+ */
+struct ident {
+	dev_t dev;
+	ino_t ino;
+};
+
+extern struct ident *walk_idents;	/* dNN/fNNN: [d * files + f] */
+extern dev_t tree_dev;
+void record_ident(struct ident *id, const struct stat *st);
+void check_identity(struct worker *w, const char *path, const struct stat *got,
+		    const struct ident *want, mode_t type);
 
 /* mutate.c */
 void mutate_prepare(void);

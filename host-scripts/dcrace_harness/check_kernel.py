@@ -146,6 +146,11 @@ def show_try(i, r, spec):
             i, res["syscalls"], res["false_enoent"],
             ", dcrace.ko: %d false_enoent, %d caught" % (st["false_enoent"], st["caught"])
             if spec.module else ""))
+    if res.get("wrong_objects"):
+        print("try %d: %d of %d successes met another object than their path names (the "
+              "identity oracle); the first: %s" % (i, res["wrong_objects"],
+                                                  res.get("identity_checks", 0),
+                                                  res.get("first_wrong_object")))
     if tr is not None:
         print("try %d: dcrace.ko trace events: %d matched, %d user-only, %d module-only, "
               "%d outside the workload or hidden%s" % (

@@ -179,6 +179,8 @@ def errors_rows(sums):
     ] + renames + [
         ("truth-table states met (path, errno)", states_shown),
         ("other errors (the workload's own)", lambda s: str(s["other_errors"])),
+        ("identity checks (successes checked)", lambda s: str(s["identity_checks"])),
+        ("wrong objects (identity oracle)", lambda s: str(s["wrong_objects"])),
         ("user-visible false errors", lambda s: str(s["user_false_errors"])),
     ] + [("  false %s" % e, (lambda e: lambda s: str(s["user_false_by_errno"].get(e, 0)))(e))
          for e in errnos] + [
@@ -211,6 +213,18 @@ def errors_verdict(s):
     what = [by_errno(s["user_false_by_errno"])] if s["user_false_errors"] else []
     if s["user_false_success"]:
         what.append("false success %d" % s["user_false_success"])
+    if s["wrong_objects"]:
+        what.append("wrong objects %d" % s["wrong_objects"])
+    return "AFFECTED (%s)" % "; ".join(what)
+
+
+def enoent_verdict(s):
+    """A kernel's verdict on the 2011 rule: false ENOENTs, wrong objects."""
+    if not s["affected"]:
+        return "clean"
+    what = ["false ENOENT"] if s["user_false_enoent"] else []
+    if s["wrong_objects"]:
+        what.append("wrong objects %d" % s["wrong_objects"])
     return "AFFECTED (%s)" % "; ".join(what)
 
 
@@ -225,6 +239,8 @@ def table(names, sums):
         ("syscalls made", lambda s: str(s["syscalls"])),
         ("prunes (pruner passes)", lambda s: str(s["prunes"])),
         ("other errors (not ENOENT)", lambda s: str(s["other_errors"])),
+        ("identity checks (successes checked)", lambda s: str(s["identity_checks"])),
+        ("wrong objects (identity oracle)", lambda s: str(s["wrong_objects"])),
         ("user-visible false ENOENT", lambda s: str(s["user_false_enoent"])),
         ("runs that reproduced", lambda s: "%d/%d" % (s["runs_reproduced"], s["runs"])),
         ("module races seen", lambda s: str(s["module_races"]) if s["has_module"] else "-"),
@@ -238,7 +254,7 @@ def table(names, sums):
         ("module and user space agree", lambda s: ("yes" if s["agree"] else "NO") if s["has_module"] else "-"),
         ("time to first false ENOENT", lambda s: fmt_first(s["first_s"])),
         ("kernel splats (BUG/WARNING)", lambda s: str(s["splats"])),
-        ("verdict", lambda s: "AFFECTED (false ENOENT)" if s["affected"] else "clean"),
+        ("verdict", enoent_verdict),
     ]
     if any(n in defs.KERNELS for n in names):
         rows.append(("expected", lambda s: s["expect"]))
@@ -416,6 +432,11 @@ def report(args, spec, names, runs, outdir):
         print("note: false successes (a call succeeded where no state of its path allows it; no "
               "module event can match one): %s" % ", ".join(
                   "%s %d" % (n, sums[n]["user_false_success"]) for n in success))
+    for n in names:
+        if sums[n].get("wrong_objects"):
+            print("note: wrong objects on %s: %d calls succeeded on another object than their "
+                  "path names; the first: %s" % (n, sums[n]["wrong_objects"],
+                                                sums[n]["first_wrong_object"]))
     print("verdict: %s" % line)
     if outdir:
         print("logs: %s" % shown(outdir))

@@ -195,6 +195,7 @@ def summarize(runs):
          "walk_caught": 0, "open_caught": 0, "opens": False,
          "module_races": 0, "other_errors": 0, "prunes": 0, "gone": 0,
          "mutations": 0, "locked_renames": 0, "runs_few_syscalls": 0,
+         "identity_checks": 0, "wrong_objects": 0, "first_wrong_object": None,
          "agree": True, "first_s": None, "runs_reproduced": 0,
          "splats": 0, "has_module": bool(runs) and all(r.get("stats") for r in runs),
          # per-event matching: runs with trace events; the others fall
@@ -213,6 +214,8 @@ def summarize(runs):
             _add_states(s, res)
         for k in OPTIONAL_COUNTS:
             s[k] += res.get(k, 0)
+        if res.get("first_wrong_object") and not s["first_wrong_object"]:
+            s["first_wrong_object"] = res["first_wrong_object"]
         if too_few_syscalls(res, r.get("log", "a run")):
             s["runs_few_syscalls"] += 1
         if (user_false(res)[0] if errors else res["false_enoent"]) > 0:
@@ -230,7 +233,10 @@ def summarize(runs):
 def affected(s):
     """Bad (expected clean): a user-visible false ENOENT of the workload
     (the hard-error rule: a false error of any errno, or a false
-    success), nothing less."""
+    success), or a call that succeeded on another object than its path
+    names (the identity oracle), nothing less."""
+    if s["wrong_objects"]:
+        return True
     if s["rule"] == ERRORS_RULE:
         return s["user_false_errors"] + s["user_false_success"] > 0
     return s["user_false_enoent"] > 0

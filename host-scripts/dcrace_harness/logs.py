@@ -226,7 +226,10 @@ def user_failures(res, path):
 REQUIRED_RESULT_KEYS = ("mode", "syscalls", "false_enoent", "per_second",
                         "first_false_enoent_s", "elapsed_s")
 # Counts the workload may print; absent ones are 0.
-OPTIONAL_COUNTS = ("other_errors", "prunes", "gone", "mutations", "locked_renames")
+# identity_checks, wrong_objects: the identity oracle (successes checked
+# against the objects the setup made; another object met is a wrong one)
+OPTIONAL_COUNTS = ("other_errors", "prunes", "gone", "mutations", "locked_renames",
+                   "identity_checks", "wrong_objects")
 
 
 def read_text(path):
