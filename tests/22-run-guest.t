@@ -9,7 +9,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=host-scripts/lib.sh
 source "$HS/lib.sh"
-plan 16
+plan 18
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -36,6 +36,7 @@ prev=
 for a in "$@"; do
 	case $prev in
 	-accel) echo "accel $a" >>"$FAKE_ARGS" ;;
+	-icount) echo "icount $a" >>"$FAKE_ARGS" ;;
 	-append) echo "append $a" >>"$FAKE_ARGS" ;;
 	-chardev) ser=${a#*path=} ;;
 	esac
@@ -73,6 +74,21 @@ ok "$([[ $r6 == multi ]]; echo $?)" "--tcg multi given: kept ($r6)"
 : >"$FAKE_ARGS"
 FAKE_SERIAL=$OKLOG "$HS/run-guest" --kernel "$tmp/bzImage" --log "$tmp/g.log" --copy "$tmp/cycle.sh" --exec 'sh /dcrace/copy/cycle.sh' >/dev/null 2>"$tmp/err" || true
 ok "$(grep -q 'tcg auto: single (2 module loads, 2 unloads)' "$tmp/err"; echo $?)" "without -q it says why: $(grep 'tcg auto' "$tmp/err" | head -n 1)"
+
+# --icount: instructions as the guest's clock, one vCPU, single-threaded
+: >"$FAKE_ARGS"
+FAKE_SERIAL=$OKLOG "$HS/run-guest" -q --smp 1 --icount 4 --kernel "$tmp/bzImage" --log "$tmp/g.log" >/dev/null 2>&1 || true
+ok "$(grep -qx 'icount shift=4,sleep=off' "$FAKE_ARGS" && grep -qx 'accel tcg,thread=single' "$FAKE_ARGS"; echo $?)" \
+	"--icount 4: QEMU gets -icount shift=4,sleep=off and single-threaded TCG ($(tr '\n' ' ' <"$FAKE_ARGS"))"
+res=""
+for bad in "--icount 4" "--smp 1 --icount 11" "--smp 1 --icount 4 --tcg multi" "--smp 1 --icount 4 --accel kvm"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$HS/run-guest" -q $bad --kernel "$tmp/bzImage" >/dev/null 2>"$tmp/err" || rc=$?
+	res+="$rc:$(grep -c 'icount' "$tmp/err") "
+done
+ok "$([[ $res == "$EX_USAGE:1 $EX_USAGE:1 $EX_USAGE:1 $EX_USAGE:1 " ]]; echo $?)" \
+	"--icount without --smp 1, shift 11, with --tcg multi or KVM: usage errors naming --icount ($res)"
 
 # the console log level: warnings and KERN_DEFAULT backtraces shown
 ok "$(grep -q '^append .*loglevel=5 ' "$FAKE_ARGS"; echo $?)" "the console shows level-4 messages by default (loglevel=5)"
