@@ -25,7 +25,7 @@ DCRACE_SPLAT_OWN='BUG: dcrace: false '
 # run-guest prints of a guest it killed or that died, and where the hunt's
 # kernel oracle starts a finding. A crash, a lockup, a stall and a hung
 # task are reports as much as a BUG: or a WARNING:.
-DCRACE_REPORT_RE='BUG:|WARNING:|Oops|general protection fault|kernel BUG at|Kernel panic|rcu: INFO: .*stall|rcu_(preempt|sched) detected stalls|self-detected stall|soft lockup|hard LOCKUP|blocked for more than [0-9]+ seconds|UBSAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|unable to handle (page fault|kernel)'
+DCRACE_REPORT_RE='BUG:|BUG [^ ]+ \((Not tainted|Tainted:[^)]*)\): |WARNING:|Oops|general protection fault|kernel BUG at|Kernel panic|rcu: INFO: .*stall|rcu_(preempt|sched) detected stalls|self-detected stall|soft lockup|hard LOCKUP|blocked for more than [0-9]+ seconds|UBSAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|unable to handle (page fault|kernel)'
 
 # The kernels known by name, one per line:
 #   name  line  build  early_test  expect  patches  package
