@@ -27,6 +27,12 @@
  *                (with --uid) walk nNN/y, xNN/y and locked/y
  *   prune        walkers stat files on --dir while the controller writes
  *                2 to /proc/sys/vm/drop_caches
+ *   symlink      symlinks of every body kind (s1 fast: 2-6 bytes, s2 202
+ *                bytes: above tmpfs's 128 and ext4's 60 inline, s3 1002,
+ *                s4 -> s1: a link to a link) replaced by rename over
+ *                them (never absent), evicted (drop_caches) while
+ *                present, then unlinked and made again; their targets
+ *                t0 and d/e/t1 alternate
  *
  * Start points (--start): the walks start at the cwd, at a directory fd
  * the controller opens and then closes under them (path_init() drops
@@ -91,10 +97,10 @@ static struct {
 	const char *scenario, *dir, *mount_spec;
 	double duration;
 	long iterations, walkers, hold_us, uid;
-	int casefold;
+	int casefold, evict;
 	const char *start;
 } cfg = { .duration = 5, .iterations = 0, .walkers = 2, .hold_us = 2000,
-	  .uid = -1 };
+	  .uid = -1, .evict = 1 };
 
 static struct hpath paths[MAX_PATHS];
 static int npaths;
@@ -118,7 +124,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: dcrace-hunt --scenario S [options]\n"
 "\n"
-"Scenarios: proc-umount, proc-exit, lazy-umount, replace, prune (see the\n"
+"Scenarios: proc-umount, proc-exit, lazy-umount, replace, prune, symlink\n"
+"(see the\n"
 "head of guest/hunt/dcrace-hunt.c or docs/design.md, \"The hunt\").\n"
 "\n"
 "  --dir D          where the scenario works (default /tmp/dcr-hunt)\n"
@@ -137,6 +144,7 @@ static void usage(FILE *f)
 "                   its process lives), rmdir (lazy-umount: mounted once,\n"
 "                   the cwd --dir/w, emptied and removed under the\n"
 "                   walks, then left)\n"
+"  --evict 0        symlink: no drop_caches every other cycle (default 1)\n"
 "  --casefold 1     lazy-umount, prune: make directory c casefolded (ext4,\n"
 "                   +F), c/f in it, and walk c/F (->d_hash()/->d_compare()\n"
 "                   with a name to fold); fails when the filesystem cannot\n"
@@ -734,6 +742,82 @@ static void replace_cycle(void)
 		ctl_fail("chmod locked: %s", strerror(errno));
 }
 
+/*
+ * symlink: the links, their targets by cycle parity (a body of @len
+ * bytes: "./" repeated, then the target)
+ */
+#define NLINKS	4
+static const char *const link_names[NLINKS] = { "s1", "s2", "s3", "s4" };
+static const size_t link_lens[NLINKS] = { 0, 202, 1002, 0 };
+static long symlink_cycles;
+
+static const char *link_body(int k, long parity)
+{
+	static char t[1100];
+	const char *target = parity & 1 ? "d/e/t1" : "t0";
+	size_t i, n = strlen(target);
+
+	if (k == 3)
+		return "s1";
+	if (!link_lens[k])
+		return target;
+	for (i = 0; i + n + 2 <= link_lens[k] && i + 2 < sizeof(t) - n - 1; i += 2)
+		memcpy(t + i, "./", 2);
+	strcpy(t + i, target);
+	return t;
+}
+
+static void make_link(int k, long parity, const char *name)
+{
+	if (symlink(link_body(k, parity), name))
+		ctl_fail("symlink %s: %s", name, strerror(errno));
+}
+
+/*
+ * States: 0 present (every link there: a rename over it never leaves it
+ * absent, an eviction drops only what the kernel can read back), 1
+ * absent (unlinked, not yet made again).
+ */
+static void symlink_cycle(void)
+{
+	char tmp[16];
+	int k, fd;
+
+	/* present: each link replaced by one to the other target */
+	for (k = 0; k < NLINKS; k++) {
+		snprintf(tmp, sizeof(tmp), "%s.n", link_names[k]);
+		unlink(tmp);
+		make_link(k, symlink_cycles + 1, tmp);
+		if (rename(tmp, link_names[k]))
+			ctl_fail("rename %s %s: %s", tmp, link_names[k], strerror(errno));
+	}
+	hold();
+	/* present: their dentries and inodes evicted, bodies read back */
+	if (cfg.evict && symlink_cycles % 2 == 0) {
+		fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+		if (fd < 0 || write(fd, "2\n", 2) != 2)
+			ctl_fail("drop_caches: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		hold();
+	}
+	/* every fourth cycle: unlinked (absent), then made again (present) */
+	if (symlink_cycles % 4 == 3) {
+		state_begin();
+		for (k = 0; k < NLINKS; k++)
+			if (unlink(link_names[k]))
+				ctl_fail("unlink %s: %s", link_names[k], strerror(errno));
+		state_end();
+		hold();
+		state_begin();
+		for (k = 0; k < NLINKS; k++)
+			make_link(k, symlink_cycles + 1, link_names[k]);
+		state_end();
+		hold();
+	}
+	symlink_cycles++;
+}
+
 static void prune_cycle(void)
 {
 	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
@@ -871,6 +955,27 @@ static int setup(void (**cycle)(void))
 		add_path("locked/y", cfg.uid >= 0 ? locked_ok : ok_enoent);
 		path_resolves_to("locked/y");
 		*cycle = replace_cycle;
+	} else if (!strcmp(cfg.scenario, "symlink")) {
+		static const int present[] = { 0, -1 };
+		static const int absent[] = { ENOENT, -1 };
+		static const int *const st[] = { present, absent };
+
+		if (chdir(cfg.dir))
+			return 3;
+		write_file("t0", 0644);
+		if (make_dir("d") || make_dir("d/e"))
+			return 3;
+		write_file("d/e/t1", 0644);
+		nstates = 2;
+		for (i = 0; i < NLINKS; i++) {
+			snprintf(p, sizeof(p), "%s.n", link_names[i]);
+			unlink(p);
+			unlink(link_names[i]);
+			make_link(i, 0, link_names[i]);
+			add_path_states(link_names[i], st);
+			path_resolves_to("t0,d/e/t1");
+		}
+		*cycle = symlink_cycle;
 	} else if (!strcmp(cfg.scenario, "prune")) {
 		if (chdir(cfg.dir))
 			return 3;
@@ -1004,6 +1109,8 @@ int main(int argc, char **argv)
 			cfg.start = v;
 		else if (!strcmp(a, "--casefold"))
 			cfg.casefold = parse_long(a, v, 0, 1);
+		else if (!strcmp(a, "--evict"))
+			cfg.evict = parse_long(a, v, 0, 1);
 		else {
 			fprintf(stderr, "dcrace-hunt: unknown option %s (see --help)\n", a);
 			return 2;

@@ -34,14 +34,17 @@ PROG = "hunt"
 # walks start at the cwd.
 STARTS = ("dirfd", "root", "task", "rmdir")
 _DISK = ("lazy-umount", "lazy-umount-dirfd", "lazy-umount-rmdir", "replace", "prune")
+# symlink: links of every body kind replaced, evicted, unlinked (vfat has
+# no symlinks)
+_LINKS = _DISK + ("symlink",)
 FILESYSTEMS = {
     "procfs": ("proc-umount", "proc-umount-dirfd", "proc-exit", "proc-exit-dirfd",
                "proc-exit-root", "proc-exit-task"),
-    "tmpfs": _DISK,
-    "ext2": _DISK,
-    "ext4": _DISK,
+    "tmpfs": _LINKS,
+    "ext2": _LINKS,
+    "ext4": _LINKS,
     "vfat": _DISK,
-    "overlayfs": _DISK,
+    "overlayfs": _LINKS,
 }
 
 
@@ -83,6 +86,9 @@ REACH_SCENARIO = {
     "lazy-umount": (("permission", "get_link"), 2),
     "replace": (("permission",), 5),
     "prune": (("permission",), 50),
+    # four renames, an eviction every other cycle, an unlink and remake of
+    # the four links every fourth
+    "symlink": (("permission", "get_link"), 2),
 }
 REACH_FS = {
     # ext4: a casefolded directory walked by a name to fold
