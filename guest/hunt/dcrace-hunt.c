@@ -30,9 +30,10 @@
  *   symlink      symlinks of every body kind (s1 fast: 2-6 bytes, s2 202
  *                bytes: above tmpfs's 128 and ext4's 60 inline, s3 1002,
  *                s4 -> s1: a link to a link) replaced by rename over
- *                them (never absent), evicted (drop_caches) while
- *                present, then unlinked and made again; their targets
- *                t0 and d/e/t1 alternate
+ *                them (never absent; --sync 1: syncfs() after, a journal
+ *                reuses freed blocks once committed), evicted (drop_caches)
+ *                while present, then unlinked and made again; their
+ *                targets t0 and d/e/t1 alternate
  *
  * Start points (--start): the walks start at the cwd, at a directory fd
  * the controller opens and then closes under them (path_init() drops
@@ -97,7 +98,7 @@ static struct {
 	const char *scenario, *dir, *mount_spec;
 	double duration;
 	long iterations, walkers, hold_us, uid;
-	int casefold, evict;
+	int casefold, evict, sync;
 	const char *start;
 } cfg = { .duration = 5, .iterations = 0, .walkers = 2, .hold_us = 2000,
 	  .uid = -1, .evict = 1 };
@@ -145,6 +146,7 @@ static void usage(FILE *f)
 "                   the cwd --dir/w, emptied and removed under the\n"
 "                   walks, then left)\n"
 "  --evict 0        symlink: no drop_caches every other cycle (default 1)\n"
+"  --sync 1         symlink: syncfs() after the renames (default 0)\n"
 "  --casefold 1     lazy-umount, prune: make directory c casefolded (ext4,\n"
 "                   +F), c/f in it, and walk c/F (->d_hash()/->d_compare()\n"
 "                   with a name to fold); fails when the filesystem cannot\n"
@@ -791,6 +793,18 @@ static void symlink_cycle(void)
 		if (rename(tmp, link_names[k]))
 			ctl_fail("rename %s %s: %s", tmp, link_names[k], strerror(errno));
 	}
+	/*
+	 * the replaced links' blocks free for the next links (a journal
+	 * commits what it freed: ext4 reuses a freed metadata block only
+	 * after its transaction committed)
+	 */
+	if (cfg.sync) {
+		fd = open(".", O_RDONLY | O_DIRECTORY);
+		if (fd < 0 || syncfs(fd))
+			ctl_fail("syncfs: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
 	hold();
 	/* present: their dentries and inodes evicted, bodies read back */
 	if (cfg.evict && symlink_cycles % 2 == 0) {
@@ -1111,6 +1125,8 @@ int main(int argc, char **argv)
 			cfg.casefold = parse_long(a, v, 0, 1);
 		else if (!strcmp(a, "--evict"))
 			cfg.evict = parse_long(a, v, 0, 1);
+		else if (!strcmp(a, "--sync"))
+			cfg.sync = parse_long(a, v, 0, 1);
 		else {
 			fprintf(stderr, "dcrace-hunt: unknown option %s (see --help)\n", a);
 			return 2;
