@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 20
+plan 21
 
 tmp_dir
 py() { (cd "$HS" && python3 -c "$@"); }
@@ -173,6 +173,15 @@ if [[ $(id -u) -eq 0 ]]; then
 else
 	skip "--start rmdir mounts a tmpfs per cycle: needs root"
 fi
+# symlink: links of every body kind replaced by rename (never absent:
+# ENOENT is false while present), unlinked and made again (absent:
+# ENOENT only); every success must be t0 or d/e/t1
+rc=0
+mkdir -p "$tmp/sl"
+(cd "$tmp" && ./dcrace-hunt --scenario symlink --dir "$tmp/sl" --duration 2 --evict 0 >"$tmp/sl.json" 2>"$tmp/sl.err") || rc=$?
+n=$(jq -c '[.states, .iterations > 20, .false_total, .wrong_total, .identity_checks > 100, .ctl_errors, ([.outcomes[] | keys] | add | unique)]' "$tmp/sl.json" 2>/dev/null || echo none)
+ok "$([[ $rc -eq 0 && $n == '[2,true,0,0,true,0,["0","ENOENT"]]' ]] && [[ $(readlink "$tmp/sl/s4") == s1 && $(readlink "$tmp/sl/s3" | wc -c) -eq 1003 ]]; echo $?)" \
+	"symlink on the host: 2 states, cycles made, links of 2-6, 202 and 1002 bytes and a link to a link followed, every success t0 or d/e/t1 ($rc; $n)"
 rc=0
 "$tmp/dcrace-hunt" --scenario replace --start root >/dev/null 2>"$tmp/st.err" || rc=$?
 ok "$([[ $rc -eq 2 ]] && grep -q 'not for scenario replace' "$tmp/st.err"; echo $?)" "--start root for replace: usage error ($rc)"

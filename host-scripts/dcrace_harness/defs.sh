@@ -60,12 +60,14 @@ pristine-debug     6.1  debug  0 clean -                     -                  
 procfs-debug       6.1  debug  0 clean procfs/0001           -                         race
 backport-debug     6.1  debug  0 clean backport/0001         -                         clean
 pidfree-debug      6.1  debug  0 clean pidfree/0001          -                         race
+symlink-debug      6.1  debug  0 clean symlink/0001          -                         race
 debian             6.1  debian 0 clean -                     linux-image-amd64         race
 6.12/unfixed       6.12 std    1 race  0001                  -                         clean
 6.12/fixed         6.12 std    1 clean 0001,0002             -                         clean
 6.12/mount-refetch 6.12 std    0 race  mount-refetch/0001    -                         clean
 6.12/open-last     6.12 std    0 race  open-last/0001        -                         clean
 6.12/pristine-debug 6.12 debug 0 clean -                    -                         clean
+6.12/symlink-debug 6.12 debug  0 clean symlink/0001         -                         clean
 debian-6.12        6.12 debian 0 clean -                     linux-image-6.12-amd64    clean
 debian-6.12-rt     6.12 debian 0 clean -                     linux-image-6.12-rt-amd64 clean
 '
