@@ -9,7 +9,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=host-scripts/lib.sh
 source "$HS/lib.sh"
-plan 18
+plan 20
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -42,6 +42,14 @@ for a in "$@"; do
 	esac
 	prev=$a
 done
+# FAKE_NOBOOT: while this file exists, a boot that stops before /init
+# (the file removed by the first one when it holds "once")
+if [[ -n ${FAKE_NOBOOT:-} && -f $FAKE_NOBOOT ]]; then
+	[[ $(cat "$FAKE_NOBOOT") != once ]] || rm -f "$FAKE_NOBOOT"
+	printf '[    0.100000] tsc: Unable to calibrate against PIT\n' >"$ser"
+	sleep 30
+	exit 0
+fi
 printf '%b' "$FAKE_SERIAL" >"$ser"
 sleep "${FAKE_SLEEP:-0}"
 EOF
@@ -89,6 +97,23 @@ for bad in "--icount 4" "--smp 1 --icount 11" "--smp 1 --icount 4 --tcg multi" "
 done
 ok "$([[ $res == "$EX_USAGE:1 $EX_USAGE:1 $EX_USAGE:1 $EX_USAGE:1 " ]]; echo $?)" \
 	"--icount without --smp 1, shift 11, with --tcg multi or KVM: usage errors naming --icount ($res)"
+
+# a boot that stops before /init is QEMU's: killed after --boot-timeout,
+# booted again once (said on stderr); twice is an infrastructure error
+echo once >"$tmp/noboot"
+rc=0
+FAKE_NOBOOT=$tmp/noboot FAKE_SERIAL=$OKLOG "$HS/run-guest" -q --boot-timeout 2 --kernel "$tmp/bzImage" \
+	--log "$tmp/nb.log" >/dev/null 2>"$tmp/err" || rc=$?
+diag "$(cat "$tmp/err")"
+ok "$([[ $rc -eq 0 ]] && grep -q 'did not reach /init within 2 s (its last console line: \[    0.100000\] tsc: Unable to calibrate against PIT); booting it again, once' "$tmp/err" &&
+	grep -q '^DCRACE-EXIT 0' "$tmp/nb.log" && grep -q 'Unable to calibrate' "$tmp/nb.log.noboot"; echo $?)" \
+	"a boot stopped before /init: killed at --boot-timeout, booted again once, its exit status kept ($rc), the first log kept"
+echo always >"$tmp/noboot"
+rc=0
+FAKE_NOBOOT=$tmp/noboot FAKE_SERIAL=$OKLOG "$HS/run-guest" -q --boot-timeout 2 --kernel "$tmp/bzImage" \
+	--log "$tmp/nb2.log" >/dev/null 2>"$tmp/err" || rc=$?
+ok "$([[ $rc -eq $EX_INFRA ]] && grep -q 'did not reach /init within 2 s, twice' "$tmp/err"; echo $?)" \
+	"a guest that never reaches /init: exit $EX_INFRA after two boots ($rc)"
 
 # the console log level: warnings and KERN_DEFAULT backtraces shown
 ok "$(grep -q '^append .*loglevel=5 ' "$FAKE_ARGS"; echo $?)" "the console shows level-4 messages by default (loglevel=5)"
