@@ -314,6 +314,30 @@ static int start_kind;
 static atomic_int start_fd = -1;
 static int realroot_fd = -1;
 
+/*
+ * dirfd: the number the walkers are given never changes hands. Leaving
+ * dup2()s an empty, removed directory over it (the start point's last
+ * reference goes as with close()) instead of freeing it, so a walker that
+ * loaded the number just before walks that directory (ENOENT), never a
+ * file the controller opened next under the freed number (ENOTDIR, a
+ * harness race seen once on 6.12 tmpfs lazy-umount-dirfd).
+ */
+static int start_fd_num = -1, empty_fd = -1;
+static long start_fd_changes;
+
+static int start_dirfd_init(void)
+{
+	char tmpl[] = "/tmp/dcr-empty-XXXXXX";
+
+	if (!mkdtemp(tmpl))
+		return -1;
+	empty_fd = open(tmpl, O_RDONLY | O_DIRECTORY);
+	if (empty_fd < 0 || rmdir(tmpl))
+		return -1;
+	start_fd_num = fcntl(empty_fd, F_DUPFD, 512);
+	return start_fd_num < 0 ? -1 : 0;
+}
+
 static int start_enter(const char *dir)
 {
 	int fd;
@@ -323,7 +347,13 @@ static int start_enter(const char *dir)
 		fd = open(dir, O_RDONLY | O_DIRECTORY);
 		if (fd < 0)
 			return -1;
-		atomic_store(&start_fd, fd);
+		if (dup2(fd, start_fd_num) < 0) {
+			close(fd);
+			return -1;
+		}
+		close(fd);
+		atomic_store(&start_fd, start_fd_num);
+		start_fd_changes++;
 		return 0;
 	case START_ROOT:
 		if (chroot(dir))
@@ -342,7 +372,9 @@ static int start_leave(void)
 	switch (start_kind) {
 	case START_DIRFD:
 		fd = atomic_exchange(&start_fd, -1);
-		return fd < 0 ? 0 : close(fd);
+		if (fd < 0)
+			return 0;
+		return dup2(empty_fd, fd) < 0 ? -1 : 0;
 	case START_ROOT:
 		if (fchdir(realroot_fd))
 			return -1;
@@ -1164,6 +1196,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dcrace-hunt: --uid is for scenario replace\n");
 		return 2;
 	}
+	if (start_kind == START_DIRFD && start_dirfd_init()) {
+		fprintf(stderr, "dcrace-hunt: --start dirfd: %s\n", strerror(errno));
+		return 3;
+	}
 	rc = setup(&cycle);
 	if (rc) {
 		if (rc == 3)
@@ -1194,8 +1230,11 @@ int main(int argc, char **argv)
 	}
 	printf("{\"scenario\": \"%s\", \"start\": \"%s\", \"seconds\": %.3f, \"iterations\": %ld, ",
 	       cfg.scenario, cfg.start ? cfg.start : "cwd", t, iterations);
-	printf("\"walkers\": %ld, \"uid\": %ld, \"ctl_tid\": %ld, \"walker_tids\": [",
-	       cfg.walkers, cfg.uid, (long)syscall(SYS_gettid));
+	printf("\"walkers\": %ld, \"uid\": %ld, \"ctl_tid\": %ld, ", cfg.walkers,
+	       cfg.uid, (long)syscall(SYS_gettid));
+	/* dirfd: the one number the walkers were given, and how often it was */
+	printf("\"start_fd\": %d, \"start_fd_entries\": %ld, \"walker_tids\": [",
+	       start_fd_num, start_fd_changes);
 	for (i = 0; i < cfg.walkers; i++)
 		printf("%s%ld", i ? ", " : "", walker_tids[i]);
 	printf("], \"outcomes\": {");
