@@ -21,6 +21,10 @@ ARGS ?=
 LINE ?= $(or $(DCRACE_LINE),6.1)
 export DCRACE_LINE := $(LINE)
 LINES := 6.1 6.12
+# The lines whose debug kernels make check boots (70-soak, 95-hunt,
+# 96-symlink boot 6.1's; 6.12's are the hunt's, built by make hunt):
+# a cold make check stays within an hour on 2 cores.
+CHECK_DEBUG_LINES := 6.1
 # The line's unfixed kernel (6.1's names carry no line).
 UNFIXED := $(if $(filter 6.1,$(LINE)),unfixed,$(LINE)/unfixed)
 
@@ -55,7 +59,8 @@ hunt: deps initramfs
 
 check: deps kernels initramfs module
 	@for l in $(LINES); do \
-		$(HS)/build-kernels --line $$l --variant debug && \
+		case " $(CHECK_DEBUG_LINES) " in *" $$l "*) \
+			$(HS)/build-kernels --line $$l --variant debug || exit 1;; esac; \
 		$(HS)/build-kernels --line $$l --variant std && \
 		$(HS)/build-kernels --line $$l --variant debian || exit 1; \
 	done

@@ -73,10 +73,10 @@ read -r ex wrong calls <<<"$(run symlink-debug 10)"
 diag "symlink-debug: exit ${ex:-none}, wrong ${wrong:-none}, calls ${calls:-none}"
 ok "$([[ $ex == 0 && $wrong == 0+0 && ${calls:-0} -gt 2000 ]]; echo $?)" \
 	"6.1.192 + the put_link() fix (symlink-debug), 10 s: no wrong result in $calls calls"
-read -r ex wrong calls <<<"$(run 6.12/symlink-debug 10)"
-diag "6.12/symlink-debug: exit ${ex:-none}, wrong ${wrong:-none}, calls ${calls:-none}"
+read -r ex wrong calls <<<"$(run 6.12/symlink 10)"
+diag "6.12/symlink: exit ${ex:-none}, wrong ${wrong:-none}, calls ${calls:-none}"
 ok "$([[ $ex == 0 && $wrong == 0+0 && ${calls:-0} -gt 2000 ]]; echo $?)" \
-	"6.12.118 + the fix (6.12/symlink-debug), 10 s: no wrong result in $calls calls"
+	"6.12.118 + the fix (6.12/symlink, no debug options), 10 s: no wrong result in $calls calls"
 
 # 4. the hunt's identity oracle names it: a canned result line of the
 # symlink scenario with a wrong object is a finding of the cell

@@ -66,6 +66,7 @@ debian             6.1  debian 0 clean -                     linux-image-amd64  
 6.12/fixed         6.12 std    1 clean 0001,0002             -                         clean
 6.12/mount-refetch 6.12 std    0 race  mount-refetch/0001    -                         clean
 6.12/open-last     6.12 std    0 race  open-last/0001        -                         clean
+6.12/symlink       6.12 std    0 clean symlink/0001          -                         clean
 6.12/pristine-debug 6.12 debug 0 clean -                    -                         clean
 6.12/symlink-debug 6.12 debug  0 clean symlink/0001         -                         clean
 debian-6.12        6.12 debian 0 clean -                     linux-image-6.12-amd64    clean

@@ -65,7 +65,7 @@ WINDOW_ALL = 2 | 8 | 16 | 32 | 64 | 128 | 256 | 512
 # The cells make check runs: the finding, its fix, the other line.
 SHORT = ("pristine-debug:procfs:proc-umount", "procfs-debug:procfs:proc-umount",
          "backport-debug:procfs:proc-umount",
-         "6.12/pristine-debug:procfs:proc-umount",
+         "debian-6.12:procfs:proc-umount",
          "pristine-debug:procfs:proc-exit", "pidfree-debug:procfs:proc-exit")
 
 HUNT_DIR = "/tmp/dcr-hunt"
