@@ -161,11 +161,16 @@ ok "$([[ $res == 'dirfd:0:["dirfd",0,true,true] root:0:["root",0,true,true] task
 	"proc-exit from a dirfd another thread closes, a chroot root and a dying thread's task dir: cycles made, status read alive, no outcome outside the tables"
 # an rmdir'd cwd: lazy-umount's tree in --dir/w, emptied and removed
 # under the walks, then left (a tmpfs mounted per cycle: root only)
+# lazy_host START NAME: lazy-umount from START on a tmpfs in $tmp/NAME,
+# its result in $tmp/NAME.json
+lazy_host() {
+	mkdir -p "$tmp/$2"
+	(cd "$tmp" && ./dcrace-hunt --scenario lazy-umount --start "$1" --dir "$tmp/$2" \
+		--mount tmpfs:tmpfs:size=8m --duration 2 --grace 0 >"$tmp/$2.json" 2>"$tmp/$2.err")
+}
 if [[ $(id -u) -eq 0 ]]; then
 	rc=0
-	mkdir -p "$tmp/rm"
-	(cd "$tmp" && ./dcrace-hunt --scenario lazy-umount --start rmdir --dir "$tmp/rm" \
-		--mount tmpfs:tmpfs:size=8m --duration 2 --grace 0 >"$tmp/rm.json" 2>"$tmp/rm.err") || rc=$?
+	lazy_host rmdir rm || rc=$?
 	n=$(jq -c '[.start, .iterations > 20, .false_total, .wrong_total, .identity_checks > 100, .ctl_errors, (.outcomes["d/f"] | keys), (.outcomes.lll | keys)]' "$tmp/rm.json" 2>/dev/null || echo none)
 	ok "$([[ $rc -eq 0 && $n == '["rmdir",true,0,0,true,0,["0","ENOENT"],["0","ENOENT"]]' ]] &&
 		! mountpoint -q "$tmp/rm" && [[ ! -e $tmp/rm/w ]]; echo $?)" \
@@ -179,9 +184,7 @@ fi
 # controller opened under a freed number (ENOTDIR)
 if [[ $(id -u) -eq 0 ]]; then
 	rc=0
-	mkdir -p "$tmp/df"
-	(cd "$tmp" && ./dcrace-hunt --scenario lazy-umount --start dirfd --dir "$tmp/df" \
-		--mount tmpfs:tmpfs:size=8m --duration 2 --grace 0 >"$tmp/df.json" 2>"$tmp/df.err") || rc=$?
+	lazy_host dirfd df || rc=$?
 	n=$(jq -c '[.start, .start_fd >= 512, .start_fd_entries == .iterations, .iterations > 20, .false_total, .wrong_total, .ctl_errors, ([.outcomes[] | keys] | add | unique | map(select(. != "ENOENT")))]' "$tmp/df.json" 2>/dev/null || echo none)
 	ok "$([[ $rc -eq 0 && $n == '["dirfd",true,true,true,0,0,0,["0","EBADF"]]' ]] &&
 		! mountpoint -q "$tmp/df" && ! ls -d /tmp/dcr-empty-* >/dev/null 2>&1; echo $?)" \
