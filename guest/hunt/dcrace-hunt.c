@@ -323,7 +323,7 @@ static int realroot_fd = -1;
  * harness race seen once on 6.12 tmpfs lazy-umount-dirfd).
  */
 static int start_fd_num = -1, empty_fd = -1;
-static long start_fd_changes;
+static long start_fd_entries;
 
 static int start_dirfd_init(void)
 {
@@ -353,7 +353,7 @@ static int start_enter(const char *dir)
 		}
 		close(fd);
 		atomic_store(&start_fd, start_fd_num);
-		start_fd_changes++;
+		start_fd_entries++;
 		return 0;
 	case START_ROOT:
 		if (chroot(dir))
@@ -1234,7 +1234,7 @@ int main(int argc, char **argv)
 	       cfg.uid, (long)syscall(SYS_gettid));
 	/* dirfd: the one number the walkers were given, and how often it was */
 	printf("\"start_fd\": %d, \"start_fd_entries\": %ld, \"walker_tids\": [",
-	       start_fd_num, start_fd_changes);
+	       start_fd_num, start_fd_entries);
 	for (i = 0; i < cfg.walkers; i++)
 		printf("%s%ld", i ? ", " : "", walker_tids[i]);
 	printf("], \"outcomes\": {");
