@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 11
+plan 17
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -122,4 +122,81 @@ print(o['log'])" 2>"$tmp/err" || true)
 diag "$(tail -n 3 "$tmp/err")"
 rm -rf "$ROOT/results/bench-test-$$"
 ok "$([[ $r == results/bench-test-$$/overhead.log ]]; echo $?)" "bench's JSON names its log relative to the checkout (got $r)"
+
+# bench --icount (bench_icount.py): the guest script with stand-ins for
+# dcrace-loop (instructions per call x 16 ns by what is loaded), insmod,
+# rmmod; the probes file's form lines are the sites dcrace_null gets
+mkdir "$tmp/ibin" "$tmp/ist"
+echo none >"$tmp/ist/state"
+cat >"$tmp/ibin/dcrace-loop" <<EOS
+#!/bin/sh
+st=\$(cat $tmp/ist/state)
+case "\$st" in none) c=0 ;; dcrace) c=1000 ;; null) c=400 ;; esac
+[ "\$1" = open ] && b=5000 || b=2800
+b=\$((b + \${BOOT_EXTRA:-0}))
+r=1; while [ \$r -le \$4 ]; do echo "DCRACE-LOOP \$1 \$r \$3 \$(( (b + c) * 16 )).000"; r=\$((r + 1)); done
+EOS
+cat >"$tmp/ibin/insmod" <<EOS
+#!/bin/sh
+echo "INSMOD \$*"
+case "\$1" in *null*) echo null >$tmp/ist/state ;; *) echo dcrace >$tmp/ist/state ;; esac
+EOS
+printf '#!/bin/sh\necho none >%s/ist/state\n' "$tmp" >"$tmp/ibin/rmmod"
+cp "$tmp/bin/sleep" "$tmp/bin/dcrace-workload" "$tmp/ibin/"
+chmod +x "$tmp/ibin"/*
+mkdir "$tmp/idbg"
+{ grep -v '^walk_exit' "$tmp/probes" | grep -v '^gone'
+  echo 'terminate_walk terminate_walk kprobe armed 0'
+  echo 'form walk_component+0x0/0x160 disabled'
+  echo 'form lookup_fast+0x21/0xd0 optimized'
+  echo 'form link_path_walk.part.0.constprop.0+0x1dc/0x340 int3 (a call: an optimized probe relocates no branch)'
+} >"$tmp/idbg/probes"
+# (an int3 line ends in blanks: the next line is a site of its own)
+printf 'ffffffff8112e3f2  k  link_path_walk.part.0.constprop.0+0x1dc    \nffffffff8112cd71  k  lookup_fast+0x21    [OPTIMIZED]\n' >"$tmp/ilist"
+echo 1 >"$tmp/iopt"
+py "from dcrace_harness import bench_icount as b
+print(b.script(100, 2, 2).replace(b.DEBUGFS, '$tmp/idbg').replace(b.KPROBES_LIST, '$tmp/ilist').replace(b.OPTIMIZER, '$tmp/iopt'))" >"$tmp/iscript.sh"
+rc=0
+PATH=$tmp/ibin:$PATH sh "$tmp/iscript.sh" >"$tmp/iout1" 2>&1 || rc=$?
+BOOT_EXTRA=14 PATH=$tmp/ibin:$PATH sh "$tmp/iscript.sh" >"$tmp/iout2" 2>&1 || rc=$?
+ok "$rc" "the icount script runs to its end with stand-ins, two boots (exit $rc)"
+sites='lookup_fast+0x21,link_path_walk.part.0.constprop.0+0x1dc'
+nn=$(grep -c "^INSMOD /dcrace/copy/dcrace_null.ko sites=$sites\$" "$tmp/iout1" || true)
+nd=$(grep -c '^INSMOD /dcrace/copy/dcrace.ko' "$tmp/iout1" || true)
+# loaded, sample=10, sample=100, 4 probes alone (walk_component,
+# do_lookup, rcu_lookup, dentry_kill, terminate_walk: 5; then end_return,
+# unlazy_call), the optimizer off; null after all but the two samples
+ok "$([[ $nd -eq 12 && $nn -eq 9 && $(cat "$tmp/iopt") == 1 ]] && grep -q '^DCRACE-IROW loaded-int3 stat ' "$tmp/iout1"; echo $?)" \
+	"dcrace.ko 12 loads, dcrace_null 9 at the armed sites (not the disabled entry), the optimizer off for the int3 rows and back on (got $nd, $nn)"
+bad=$(awk '$1 == "DCRACE-IROW" && $4 == 1 { n[$3]++; row[$3, n[$3]] = $2 }
+	END { for (o in n) for (i = 1; i <= n[o]; i++) { r = row[o, i]
+		if (r == "base" || r == "warm-up") continue
+		if (row[o, i + 1] != "base") print o, i, r } }' "$tmp/iout1")
+ok "$([[ -z $bad ]]; echo $?)" "every module row of both calls is followed by a baseline row ($bad)"
+r=$(py "from dcrace_harness import bench_icount as b
+bs = [b.parse(open('$tmp/iout%d' % i).read(), 4) for i in (1, 2)]
+c = b.combine(bs)
+l = c['rows']['loaded']['stat']; n = c['rows']['null']['stat']
+p = [x for x in c['probes'] if x['row'] == 'loaded'][0]
+print(l['instr'], l['cost'], l['ratio'], n['cost'], p['stat'], sorted(p['forms'].items()), c['rows']['base']['stat']['apart_pct'], c['worst_apart_pct'])")
+ok "$([[ $r == "[3800.0, 3814.0] 1000.0 1.356 400.0 {'total': 1000.0, 'mechanism': 400.0, 'handlers': 600.0} [('link_path_walk.part.0.constprop.0+0x1dc', 'int3'), ('lookup_fast+0x21', 'optimized')] 0.5 0.5" ]]; echo $?)" \
+	"instructions = ns / 16; cost against the baselines; handlers = loaded's cost - the empty kprobes'; forms from kprobes/list; boots apart 0.5 % (got $r)"
+r=$(py "from dcrace_harness import bench_icount as b
+bs = [b.parse(open('$tmp/iout%d' % i).read(), 4) for i in (1, 2)]
+c = b.combine(bs); c['release'] = '6.1.192'
+print('\n'.join(b.markdown({'shift': 4, 'calls': 100, 'rounds': 2, 'boots': 2, 'kernels': {'unfixed': c}})))")
+diag "$(grep -E '^\| (no module|dcrace.ko loaded)' <<<"$r")"
+ok "$(grep -q '^| no module (baseline) | 2800 / 2814 | 0.50 % | - | - | 5000 / 5014 |' <<<"$r" &&
+	grep -q '^| dcrace.ko loaded (default) | 3800 / 3814 | 0.37 % | +1000 | \*\*1.356x\*\* | 6000 / 6014 | 0.23 % | +1000 | \*\*1.200x\*\* |$' <<<"$r" &&
+	grep -qF "| only \`rcu_lookup\` armed | 2 (1 int3, 1 optimized) | +1000 | +400 | +600 |" <<<"$r" &&
+	[[ $(grep -n '^| no module' <<<"$r" | head -n 1 | cut -d: -f1) -lt $(grep -n '^| dcrace.ko loaded' <<<"$r" | head -n 1 | cut -d: -f1) ]]; echo $?)" \
+	"the instruction table: baseline first, each boot's figures, apart, cost, ratio; the per-probe table splits mechanism and handlers"
+r=$(py "import types
+from dcrace_harness import bench
+args = types.SimpleNamespace(icount_kernels='unfixed,nope', shift=4, calls=100, loop_rounds=2, icount_boots=2, settle=2, ab=None, probe_rounds=1)
+try:
+    bench.bench_icount_part(args, '/nonexistent')
+except bench.InfraError as e:
+    print('refused:', e)" 2>&1)
+ok "$([[ $r == 'refused: --icount-kernels: no kernel named nope'* ]]; echo $?)" "an unknown --icount-kernels name is refused before any boot ($r)"
 done_testing

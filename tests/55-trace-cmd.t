@@ -22,7 +22,7 @@ script='d=/sys/kernel/debug/dcrace
 echo dcr-walk > $d/inject/comm && echo 20 > $d/inject/delay_us || exit 1
 dcrace-workload --quiet --setup-only >/dev/null || exit 1
 cd /tmp
-trace-cmd record -q -e "dcrace:*" -o /tmp/dcrace.dat dcrace-workload --quiet --no-setup --duration 3 >/tmp/wl.out; echo "TC-RECORD-EXIT $?"
+trace-cmd record -q -e "dcrace:*" -o /tmp/dcrace.dat dcrace-workload --quiet --no-setup --duration 1 >/tmp/wl.out; echo "TC-RECORD-EXIT $?"
 trace-cmd report -i /tmp/dcrace.dat >/tmp/report.txt; echo "TC-REPORT-EXIT $?"
 echo TC-REPORT-BEGIN; grep -E "dcrace_(race|prune):" /tmp/report.txt; echo TC-REPORT-END
 echo TC-STATS-BEGIN; cat $d/stats; echo TC-STATS-END

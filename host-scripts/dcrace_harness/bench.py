@@ -35,6 +35,7 @@ import tempfile
 import time
 
 from . import argtypes as A
+from . import bench_icount
 from . import defs
 from .logs import InfraError
 from .runner import (ROOT, Child, Interrupted, catch_signals, last_line, results_dir,
@@ -46,15 +47,16 @@ def say(msg):
     sys.stderr.flush()
 
 
-def build_ko(kernel):
-    rc, out, err = Child([tool("build-module"), "--kernel", kernel]).run()
+def build_ko(kernel, which=()):
+    rc, out, err = Child([tool("build-module"), "--kernel", kernel] + list(which)).run()
     if rc != 0:
         raise InfraError("build-module failed: %s" % err.strip()[-300:])
     return out.strip()
 
 
-def boot(kernel, script, log, timeout, copies=()):
-    rc, out, err = Child(run_guest_cmd(kernel, log, script, timeout, copies=copies)).run()
+def boot(kernel, script, log, timeout, copies=(), smp=None, icount=None):
+    rc, out, err = Child(run_guest_cmd(kernel, log, script, timeout, copies=copies, smp=smp,
+                                       icount=icount)).run()
     if rc != 0:
         raise InfraError("guest failed (exit %d): %s" % (rc, last_line(err) or "?"))
     return out
@@ -251,6 +253,51 @@ def hits_per_call(text, calls):
     return {w: {k: round(statistics.median(v), 2) for k, v in d.items()} for w, d in per.items()}
 
 
+# ---- cost in guest instructions (-icount) ------------------------------
+
+def bench_icount_part(args, outdir):
+    kernels = [k for k in args.icount_kernels.split(",") if k]
+    for k in kernels:
+        if k not in defs.KERNELS:
+            raise InfraError("--icount-kernels: no kernel named %s (host-scripts/dcrace_harness/defs.sh)" % k)
+    out = {"shift": args.shift, "calls": args.calls, "rounds": args.loop_rounds,
+           "boots": args.icount_boots, "settle": args.settle, "kernels": {}}
+    script = bench_icount.script(args.calls, args.loop_rounds, args.settle,
+                                 "dcrace_ab.ko" if args.ab else None, probe_rows=args.probe_rounds > 0)
+    # a generous bound: 40 rows of two loops of (rounds + 1) x calls, up
+    # to 40,000 instructions a call, 4 host instructions a guest one at
+    # 1 G/s, plus the boot
+    timeout = int(40 * 2 * (args.loop_rounds + 1) * args.calls * 40000 * 4 / 1e9) + 600
+    for k in kernels:
+        copies = [build_ko(k), build_ko(k, ["--null"])]
+        if args.ab:
+            copies.append(ab_copy(args.ab, outdir))
+        boots = []
+        release_ = "?"
+        for b in range(args.icount_boots):
+            log = os.path.join(outdir, "icount-%s-%d.log" % (k.replace("/", "_"), b + 1))
+            say("icount: %s boot %d/%d (log %s)" % (k, b + 1, args.icount_boots, log))
+            boot(k, script, log, timeout, copies=copies, smp=1, icount=args.shift)
+            text = open(log, errors="replace").read()
+            p = bench_icount.parse(text, args.shift)
+            if not any(n == "loaded" for n, _, _ in p["rows"]):
+                raise InfraError("icount: no loaded row in %s" % log)
+            boots.append(p)
+            release_ = release(text)
+        try:
+            c = bench_icount.combine(boots)
+        except ValueError as e:
+            raise InfraError("icount: %s" % e)
+        c["release"] = release_
+        c["logs"] = [os.path.relpath(os.path.join(outdir, "icount-%s-%d.log" % (k.replace("/", "_"), b + 1)), ROOT)
+                     for b in range(args.icount_boots)]
+        out["kernels"][k] = c
+        say("icount: %s: loaded stat %.3fx, open %.3fx; boots apart at most %.2f %%" % (
+            k, c["rows"]["loaded"]["stat"]["ratio"], c["rows"]["loaded"]["open"]["ratio"],
+            c["worst_apart_pct"]))
+    return out
+
+
 # ---- time to first false ENOENT ---------------------------------------
 
 def first_kernel(args):
@@ -350,7 +397,7 @@ def fmt(v, unit=""):
 
 def overhead_md(o):
     """The "Probe overhead" section of the report."""
-    L = ["## Probe overhead", "",
+    L = ["## Probe overhead in TCG wall time (throughput; drifts with the host)", "",
          "One boot; each workload (2 walker threads, no pruner: `stat` = stat() of existing files, "
          "`open` = open() + close() of them, `dcrace-workload --mode stat|open`) for %d s per row. "
          "Rows are interleaved: every module row has a baseline row (no module) of the same workload "
@@ -460,6 +507,8 @@ def markdown(doc):
          "Guest kernel %s (the unfixed tree) under QEMU TCG (%s); %s; host: %s, %d CPUs." % (
              o["release"], TCG_TEXT[doc.get("tcg", "multi")], doc["versions"]["qemu"],
              doc["versions"]["host_cpu"], doc["versions"]["host_cpus"]), ""]
+    if doc.get("icount"):
+        L += bench_icount.markdown(doc["icount"])
     L += overhead_md(o)
     f = doc["first"]
     L += ["## Time to the first false ENOENT (unfixed kernel)", "",
@@ -508,8 +557,20 @@ def build_parser():
                    "\"main at 46f86a0\")")
     p.add_argument("--boots", type=A.positive_int, default=10, help="boots per time-to-first row (default 10)")
     p.add_argument("--cold", action="store_true", help="also time make kernels/compare from an empty cache")
-    p.add_argument("--only", choices=["overhead", "first", "pipeline"], action="append",
+    p.add_argument("--only", choices=["icount", "overhead", "first", "pipeline"], action="append",
                    help="run only these parts (repeatable); the docs are written only for a full run")
+    p.add_argument("--icount", action="store_true",
+                   help="the instruction bench only (--only icount): QEMU -icount, one vCPU")
+    p.add_argument("--icount-kernels", default="unfixed,6.12/unfixed", metavar="K,K",
+                   help="kernels of the instruction bench (default unfixed,6.12/unfixed: both lines)")
+    p.add_argument("--icount-boots", type=A.positive_int, default=2,
+                   help="boots per kernel of the instruction bench (default 2)")
+    p.add_argument("--calls", type=A.positive_int, default=10000,
+                   help="instruction bench: calls per timed round (default 10000)")
+    p.add_argument("--loop-rounds", type=A.positive_int, default=3,
+                   help="instruction bench: timed rounds per row, after a warm-up (default 3)")
+    p.add_argument("--shift", type=int, default=4, choices=range(0, 11), metavar="S",
+                   help="instruction bench: -icount shift (default 4: 16 ns an instruction)")
     p.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks"),
                    help="output path without extension (default docs/benchmarks: .md and .json)")
     p.add_argument("--render", action="store_true",
@@ -535,7 +596,9 @@ def bench(args, argv):
             sys.stderr.write("bench: cannot render %s.json: %s\n" % (args.out, e))
             return defs.EX_HARNESS_INFRA
         return 0
-    parts = args.only or ["overhead", "first", "pipeline"]
+    if args.icount:
+        args.only = sorted(set((args.only or []) + ["icount"]))
+    parts = args.only or ["icount", "overhead", "first", "pipeline"]
     previous = None
     try:
         with open(args.out + ".json") as f:
@@ -550,6 +613,8 @@ def bench(args, argv):
            "logs": os.path.relpath(outdir, ROOT),
            "versions": versions(), "tcg": "auto"}
     try:
+        if "icount" in parts:
+            doc["icount"] = bench_icount_part(args, outdir)
         if "overhead" in parts:
             doc["overhead"] = bench_overhead(args, outdir)
             say("overhead: loaded %s" % ", ".join(

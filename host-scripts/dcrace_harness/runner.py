@@ -123,9 +123,11 @@ def progress_done(msg):
 
 
 def run_guest_cmd(kernel, log, script, timeout, smp=None, mem=None, accel=None,
-                  module=False, ko=None, copies=(), append=None):
+                  module=False, ko=None, copies=(), append=None, icount=None):
     cmd = [tool("run-guest"), "-q", "--kernel", kernel, "--timeout", str(timeout),
            "--log", log, "--exec", script]
+    if icount is not None:
+        cmd += ["--icount", str(icount), "--tcg", "single"]
     if append:
         cmd += ["--append", append]
     if smp:
