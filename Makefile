@@ -3,7 +3,8 @@
 #
 #   make compare     the main job: unfixed vs fixed kernel, side by side
 #                    (LINE=6.12: on the 6.12 line; default LINE=6.1)
-#   make bench       probe cost, time to first false ENOENT, pipeline times
+#   make bench       probe cost in guest instructions (-icount) and in TCG
+#                    wall time, time to first false ENOENT, pipeline times
 #                    (writes docs/benchmarks.md and .json; ARGS=--cold too)
 #   make hunt        the hunt: callbacks of RCU walks under KASAN, kernel x
 #                    filesystem x scenario (writes docs/hunt.md; ARGS=--short)
@@ -50,7 +51,10 @@ module: kernels
 compare: kernels initramfs module
 	@$(HS)/compare $(ARGS)
 
+# the instruction rows boot both lines' kernels and Debian's stock ones
 bench: kernels initramfs module
+	@for l in $(LINES); do $(HS)/build-kernels --line $$l || exit 1; \
+		$(HS)/build-kernels --line $$l --variant debian || exit 1; done
 	@$(HS)/bench $(ARGS)
 
 hunt: deps initramfs

@@ -8,7 +8,7 @@
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-plan 17
+plan 19
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -199,4 +199,26 @@ try:
 except bench.InfraError as e:
     print('refused:', e)" 2>&1)
 ok "$([[ $r == 'refused: --icount-kernels: no kernel named nope'* ]]; echo $?)" "an unknown --icount-kernels name is refused before any boot ($r)"
+
+# --update: the parts run replace theirs in OUT.json, the others carried
+# over; the page says which run measured what; without --only, refused
+cp "$ROOT/docs/benchmarks.json" "$tmp/bm.json"
+r=$(py "import json
+from dcrace_harness import bench, bench_icount
+bs = [bench_icount.parse(open('$tmp/iout%d' % i).read(), 4) for i in (1, 2)]
+c = bench_icount.combine(bs); c['release'] = '6.1.192'
+bench.bench_icount_part = lambda args, outdir: {'shift': 4, 'calls': 100, 'rounds': 2, 'boots': 2, 'settle': 2, 'kernels': {'unfixed': c}}
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    rc = bench.main(['--icount', '--update', '--out', '$tmp/bm'])
+d = json.load(open('$tmp/bm.json')); old = json.load(open('$ROOT/docs/benchmarks.json'))
+print(rc, d['overhead'] == old['overhead'] and d['first'] == old['first'], sorted(d['measured']), d['measured']['icount']['command'])" 2>"$tmp/uerr")
+diag "$(tail -n 2 "$tmp/uerr")"
+ok "$([[ $r == "0 True ['first', 'icount', 'overhead', 'pipeline'] host-scripts/bench --icount --update --out $tmp/bm" ]] &&
+	grep -q '^## Cost in guest instructions' "$tmp/bm.md" && grep -q '^Measured in 2 runs: the instruction bench by `host-scripts/bench --icount --update' "$tmp/bm.md" &&
+	[[ $(grep -n '^## Cost in guest' "$tmp/bm.md" | cut -d: -f1) -lt $(grep -n '^## Probe overhead' "$tmp/bm.md" | cut -d: -f1) ]]; echo $?)" \
+	"--icount --update: the instruction section first, the other parts carried over, each part's run named ($r)"
+rc=0
+(cd "$HS" && python3 -c "from dcrace_harness import bench; import sys; sys.exit(bench.main(['--update', '--out', '$tmp/bm']))") 2>"$tmp/uerr2" || rc=$?
+ok "$([[ $rc -eq 64 ]] && grep -q 'needs --only or --icount' "$tmp/uerr2"; echo $?)" "--update without --only: usage error 64 (got $rc)"
 done_testing
