@@ -517,13 +517,13 @@ def markdown(doc):
                 by.setdefault((m["command"], m["date"]), []).append(PART_TEXT[part])
         L += ["Measured in %d runs: %s." % (len(by), "; ".join(
             "%s by `%s` on %s" % (", ".join(v), c, d) for (c, d), v in by.items())), ""]
-    L += [
-         "Guest kernel %s (the unfixed tree) under QEMU TCG (%s); %s; host: %s, %d CPUs." % (
-             o["release"], TCG_TEXT[doc.get("tcg", "multi")], doc["versions"]["qemu"],
-             doc["versions"]["host_cpu"], doc["versions"]["host_cpus"]), ""]
+    L += ["%s; host: %s, %d CPUs." % (doc["versions"]["qemu"], doc["versions"]["host_cpu"],
+                                      doc["versions"]["host_cpus"]), ""]
     if doc.get("icount"):
         L += bench_icount.markdown(doc["icount"])
-    L += overhead_md(o)
+    ov = overhead_md(o)
+    L += ov[:2] + ["Guest kernel %s (the unfixed tree) under QEMU TCG (%s)." % (
+        o["release"], TCG_TEXT[doc.get("tcg", "multi")]), ""] + ov[2:]
     f = doc["first"]
     L += ["## Time to the first false ENOENT (unfixed kernel)", "",
           "%d boots per row; seconds of workload time (2 walkers, drop_caches pruner) until the first user-visible false ENOENT." % (
@@ -658,7 +658,7 @@ def bench(args, argv):
     except InfraError as e:
         say("infrastructure error: %s" % e)
         return defs.EX_HARNESS_INFRA
-    doc["wall_s"] = round(time.time() - t0, 1)
+    doc["wall_s"] = took = round(time.time() - t0, 1)
     print(json.dumps(doc, indent=1))
     if args.only and not args.update:
         say("partial run (--only): %s not rewritten" % args.out)
@@ -678,6 +678,6 @@ def bench(args, argv):
         json.dump(doc, f, indent=1)
     with open(args.out + ".md", "w") as f:
         f.write(markdown(doc))
-    say("wrote %s.md and %s.json in %.0f s" % (args.out, args.out, doc["wall_s"]))
+    say("wrote %s.md and %s.json in %.0f s" % (args.out, args.out, took))
     return 0
 
