@@ -32,7 +32,7 @@ sc_out=$(shellcheck -s sh "$ROOT/guest/init" 2>&1 || true)
 diag "$sc_out"
 ok "$([[ -z $sc_out ]]; echo $?)" "shellcheck is clean on guest/init"
 
-py=("$ROOT"/host-scripts/dcrace_harness/*.py "$ROOT"/host-scripts/compare "$ROOT"/host-scripts/check-kernel "$ROOT"/host-scripts/bench)
+py=("$ROOT"/host-scripts/dcrace_harness/*.py "$ROOT"/host-scripts/compare "$ROOT"/host-scripts/check-kernel "$ROOT"/host-scripts/bench "$ROOT"/host-scripts/profile)
 py_out=$(for f in "${py[@]}"; do python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f" 2>&1; done)
 diag "$py_out"
 ok "$([[ -z $py_out ]]; echo $?)" "the Python host scripts parse (${#py[@]} files)"
