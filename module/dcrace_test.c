@@ -480,9 +480,10 @@ static struct kunit_suite knob_suite = {
 
 #include "dcrace_test_decode.c"
 #include "dcrace_test_end.c"
+#include "dcrace_test_slots.c"
 
 kunit_test_suites(&oracle_suite, &ring_suite, &knob_suite, &decode_suite,
-		  &end_suite);
+		  &end_suite, &slot_suite);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("KUnit tests for dcrace");

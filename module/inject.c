@@ -143,7 +143,7 @@ static u32 inject_rand100(void)
  * (DCRACE_FREER_COMM), the task that ends the lifetimes, never a walker;
  * every other window the tasks of the comm filter.
  */
-void maybe_inject(unsigned int window)
+void maybe_inject_slow(unsigned int window)
 {
 	s64 delay = knob(K_DELAY_US), interval, prob;
 

@@ -17,9 +17,11 @@
 
 #include <linux/atomic.h>
 #include <linux/dcache.h>
+#include <linux/hash.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/moduleparam.h>
+#include <linux/namei.h>
 #include <linux/path.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
@@ -301,7 +303,15 @@ void inject_init(void);
 /* the filesystem callbacks' windows: DCRACE_WINDOW_CB << kind */
 #define DCRACE_WINDOW_CB	8
 #define DCRACE_WINDOW_FREE	(DCRACE_WINDOW_CB << CB_FREE)
-void maybe_inject(unsigned int window);
+void maybe_inject_slow(unsigned int window);
+
+/* The fast path in the caller: the delay is off in every walk but a test's. */
+static inline void maybe_inject(unsigned int window)
+{
+	if (unlikely(knob(K_DELAY_US)))
+		maybe_inject_slow(window);
+}
+
 bool inject_comm_matches(void);
 int inject_comm_set(const char *buf, size_t len);
 int inject_comm_get(char *buf, size_t size);
@@ -319,23 +329,108 @@ void callbacks_disarm(void);
 void callbacks_show(struct seq_file *m);
 unsigned long callbacks_missed(void);
 
+/* ---- the slots (slots.c): a task's slot, found and claimed ----------- */
+
+#define DCRACE_SLOT_BITS	8
+#define DCRACE_SLOTS		BIT(DCRACE_SLOT_BITS)
+#define DCRACE_SLOT_PROBE	16	/* a power of 2: SLOT_LAST_MASK */
+#define SLOT_LAST_MASK		(DCRACE_SLOT_PROBE - 1)
+extern struct dcrace_slot dcrace_slots[DCRACE_SLOTS];
+extern unsigned long dcrace_slot_last[DCRACE_SLOTS];
+struct dcrace_slot *slot_find_scan(struct task_struct *t, unsigned int h);
+struct dcrace_slot *slot_claim_scan(struct task_struct *t, unsigned int h,
+				    bool find);
+
+static inline struct dcrace_slot *slot_at(unsigned int h, unsigned int i)
+{
+	return &dcrace_slots[(h + i) % DCRACE_SLOTS];
+}
+
+/* Is the word @w task @t's? Then its last claim is slot_at(h, w & mask). */
+static inline bool slot_last_is(unsigned long w, struct task_struct *t)
+{
+	return (w & ~(unsigned long)SLOT_LAST_MASK) == (unsigned long)t;
+}
+
+/* The slot task @t owns, or NULL. */
+static inline struct dcrace_slot *slot_find(struct task_struct *t)
+{
+	unsigned int h = hash_ptr(t, DCRACE_SLOT_BITS);
+	unsigned long w = READ_ONCE(dcrace_slot_last[h]);
+	struct dcrace_slot *s;
+
+	if (slot_last_is(w, t)) {
+		s = slot_at(h, w & SLOT_LAST_MASK);
+		return READ_ONCE(s->owner) == t ? s : NULL;
+	}
+	return slot_find_scan(t, h);
+}
+
+/* The slot task @t owns, else a free one it now owns; NULL: none free. */
+static inline struct dcrace_slot *slot_claim(struct task_struct *t)
+{
+	unsigned int h = hash_ptr(t, DCRACE_SLOT_BITS);
+	unsigned long w = READ_ONCE(dcrace_slot_last[h]);
+	struct dcrace_slot *s;
+	struct task_struct *o;
+
+	if (!slot_last_is(w, t))
+		return slot_claim_scan(t, h, true);
+	/* its last claim: still its own, or free again, or taken (it owns none) */
+	s = slot_at(h, w & SLOT_LAST_MASK);
+	o = READ_ONCE(s->owner);
+	if (o == t || (!o && !cmpxchg(&s->owner, NULL, t)))
+		return s;
+	return slot_claim_scan(t, h, false);
+}
+
 /* ---- core: a step from its start to its judgement (step.c) ------------- */
 
-struct dcrace_slot *slot_find(struct task_struct *t);
 struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 			      struct dcrace_nd_head *nd, enum dcrace_lookup_kind kind);
 void step_open_sampled(unsigned long ret_site, unsigned long ret_sp,
 		       enum dcrace_lookup_kind kind, struct dentry *dentry);
-void step_done(struct dcrace_slot *s, long ret);
+void step_done_slow(struct dcrace_slot *s, long ret);
 void slot_release(struct dcrace_slot *s);
 void slot_end_set(struct dcrace_slot *s);
 void slot_end_clear(struct dcrace_slot *s);
 bool ends_none_pending(void);
-bool sample_out(void);
-void slot_reset_step(struct dcrace_slot *s);
+bool sample_out_slow(void);
+
+/* sample=N with N > 1 only: the default (every step judged) is one load */
+static inline bool sample_out(void)
+{
+	return unlikely(knob(K_SAMPLE) > 1) && sample_out_slow();
+}
+
+/* The step's part of the slot cleared; the task keeps the slot. */
+static inline void slot_reset_step(struct dcrace_slot *s)
+{
+	s->valid = false;
+	s->snapped = false;
+	s->dentry = NULL;
+	s->ret_site = 0;
+}
+
+/*
+ * The end of a step. Inline: a step that succeeded in stack mode (nearly
+ * every one) has nothing to judge, keeps its slot and may be delayed.
+ */
+static inline void step_done(struct dcrace_slot *s, long ret)
+{
+	if (likely(!ret && READ_ONCE(stack_mode) && !watching())) {
+		bool rcu = READ_ONCE(s->nd->flags) & LOOKUP_RCU;
+
+		slot_reset_step(s);
+		if (rcu)
+			maybe_inject(DCRACE_WINDOW_STEP);
+		return;
+	}
+	step_done_slow(s, ret);
+}
+
 struct dcrace_snap *slot_snap(const struct dcrace_slot *s);
 struct dcrace_end_snap *slot_end(const struct dcrace_slot *s);
-struct dcrace_slot *slot_claim(struct task_struct *t);
 void judge_snapshot(struct dcrace_slot *s, struct dcrace_nd_head *nd);
 void judge_verdict(struct dcrace_slot *s, long ret, u64 now);
 void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,

@@ -22,61 +22,19 @@
 #include <linux/seqlock.h>
 #include "internal.h"
 
-/* ---- per-task slots ------------------------------------------------------ */
+/* ---- per-slot snapshots (the slots: slots.c) ----------------------------- */
 
-#define DCRACE_SLOT_BITS	8
-#define DCRACE_SLOTS		BIT(DCRACE_SLOT_BITS)
-#define DCRACE_SLOT_PROBE	16
-
-static struct dcrace_slot slots[DCRACE_SLOTS];
 static struct dcrace_snap snaps[DCRACE_SLOTS];
 static struct dcrace_end_snap end_snaps[DCRACE_SLOTS];
 
 struct dcrace_snap *slot_snap(const struct dcrace_slot *s)
 {
-	return &snaps[s - slots];
+	return &snaps[s - dcrace_slots];
 }
 
 struct dcrace_end_snap *slot_end(const struct dcrace_slot *s)
 {
-	return &end_snaps[s - slots];
-}
-
-struct dcrace_slot *slot_find(struct task_struct *t)
-{
-	unsigned int h = hash_ptr(t, DCRACE_SLOT_BITS), i;
-
-	for (i = 0; i < DCRACE_SLOT_PROBE; i++) {
-		struct dcrace_slot *s = &slots[(h + i) % DCRACE_SLOTS];
-
-		if (READ_ONCE(s->owner) == t)
-			return s;
-	}
-	return NULL;
-}
-
-struct dcrace_slot *slot_claim(struct task_struct *t)
-{
-	unsigned int h = hash_ptr(t, DCRACE_SLOT_BITS), i;
-	struct dcrace_slot *s = slot_find(t);
-
-	if (s)
-		return s;
-	for (i = 0; i < DCRACE_SLOT_PROBE; i++) {
-		s = &slots[(h + i) % DCRACE_SLOTS];
-		if (!READ_ONCE(s->owner) && !cmpxchg(&s->owner, NULL, t))
-			return s;
-	}
-	return NULL;
-}
-
-/* The step's part of the slot cleared; the task keeps the slot. */
-void slot_reset_step(struct dcrace_slot *s)
-{
-	s->valid = false;
-	s->snapped = false;
-	s->dentry = NULL;
-	s->ret_site = 0;
+	return &end_snaps[s - dcrace_slots];
 }
 
 /*
@@ -121,8 +79,9 @@ void slot_release(struct dcrace_slot *s)
  * stack pointer at @ret_sp (both 0: the kretprobe sees the return): claim
  * the task's slot and reset it.
  */
-struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
-			      struct dcrace_nd_head *nd, enum dcrace_lookup_kind kind)
+static __always_inline struct dcrace_slot *
+step_open_inline(unsigned long ret_site, unsigned long ret_sp,
+		 struct dcrace_nd_head *nd, enum dcrace_lookup_kind kind)
 {
 	struct dcrace_slot *s = slot_claim(current);
 	const struct dcrace_watch *w;
@@ -152,12 +111,18 @@ struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
 	return s;
 }
 
+struct dcrace_slot *step_open(unsigned long ret_site, unsigned long ret_sp,
+			      struct dcrace_nd_head *nd, enum dcrace_lookup_kind kind)
+{
+	return step_open_inline(ret_site, ret_sp, nd, kind);
+}
+
 /*
  * sample=N: true for N - 1 of every N calls on this CPU (a countdown, as
  * KCSAN's skip_watch): the step or walk end is left alone, counted in
  * sampled_out. Never during the load's self-check.
  */
-bool sample_out(void)
+bool sample_out_slow(void)
 {
 	s64 n = knob(K_SAMPLE);
 
@@ -355,14 +320,15 @@ void judge_verdict(struct dcrace_slot *s, long ret, u64 now)
  * cmpxchg per step): terminate_walk() releases it (term_pre()), or the
  * task's exit.
  */
-void step_done(struct dcrace_slot *s, long ret)
+void step_done_slow(struct dcrace_slot *s, long ret)
 {
 	const struct dcrace_watch *w = watching();
 	bool rcu = READ_ONCE(s->nd->flags) & LOOKUP_RCU;
 
 	if (unlikely(w))
 		w->step_closed(s);
-	if (s->valid && dcrace_result_judged((int)ret)) {
+	/* a step that succeeded (most) has nothing to judge */
+	if (ret && s->valid && dcrace_result_judged((int)ret)) {
 		if (rcu) {
 			judge_snapshot(s, s->nd);
 			judge_verdict(s, ret, slot_snap(s)->now);
@@ -384,8 +350,9 @@ void step_done(struct dcrace_slot *s, long ret)
 }
 
 /* What the rcu_lookup probe records: the dentry and the d_seq it sampled. */
-void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
-		unsigned int seq)
+static __always_inline void rcu_sample_inline(struct dcrace_slot *s,
+					      struct dentry *dentry,
+					      unsigned int seq)
 {
 	const struct dcrace_watch *w;
 
@@ -403,6 +370,12 @@ void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
 	maybe_inject(DCRACE_WINDOW_SAMPLE);
 }
 
+void rcu_sample(struct dcrace_slot *s, struct dentry *dentry,
+		unsigned int seq)
+{
+	rcu_sample_inline(s, dentry, seq);
+}
+
 /*
  * A step opened at the rcu_lookup site itself (stack mode, open()'s last
  * lookup): the walk is current->nameidata's, and the sample is taken at
@@ -413,8 +386,8 @@ void step_open_sampled(unsigned long ret_site, unsigned long ret_sp,
 {
 	struct dcrace_slot *s;
 
-	s = step_open(ret_site, ret_sp,
-		      (struct dcrace_nd_head *)current->nameidata, kind);
+	s = step_open_inline(ret_site, ret_sp,
+			     (struct dcrace_nd_head *)current->nameidata, kind);
 	if (s)
-		rcu_sample(s, dentry, READ_ONCE(s->nd->next_seq));
+		rcu_sample_inline(s, dentry, READ_ONCE(s->nd->next_seq));
 }

@@ -1,5 +1,6 @@
 #!/bin/bash
-# KUnit suites (oracle, ring, knob parser, call-site decoder, the walk's end) run in the
+# KUnit suites (oracle, ring, knob parser, call-site decoder, the walk's end,
+# the per-task slots) run in the
 # guest; each KUnit case becomes one TAP test point here.
 set -euo pipefail
 # shellcheck source=tests/lib.sh
@@ -22,6 +23,6 @@ while IFS=$'\t' read -r st name; do
 	[[ -n $name ]] || continue
 	ok "$([[ $st == ok ]]; echo $?)" "kunit $name"
 done <<<"$cases"
-suites=$(grep -cE '^\[[ 0-9.]*\] ok [0-9]+ dcrace_(oracle|ring|knobs|decode|end)$' "$log" || true)
-ok "$([[ $suites -eq 5 && $n -ge 21 ]]; echo $?)" "all 5 suites passed as a whole (oracle, ring, knobs, decode, end: the rule at the walk's end), $n cases ran"
+suites=$(grep -cE '^\[[ 0-9.]*\] ok [0-9]+ dcrace_(oracle|ring|knobs|decode|end|slots)$' "$log" || true)
+ok "$([[ $suites -eq 6 && $n -ge 26 ]]; echo $?)" "all 6 suites passed as a whole (oracle, ring, knobs, decode, end: the rule at the walk's end, slots), $n cases ran"
 done_testing
