@@ -45,7 +45,7 @@ rc=0
 ok "$([[ $rc -eq 64 ]] && grep -q 'no kernel named nope' "$tmp/err"; echo $?)" "an unknown kernel: usage error 64 (got $rc)"
 
 rc=0
-out=$("$HS/profile" --kernel unfixed --calls 300 --json 2>"$tmp/err") || rc=$?
+out=$("$HS/profile" --kernel unfixed --calls 300 --top 1000 --json 2>"$tmp/err") || rc=$?
 diag "$(tail -n 3 "$tmp/err")"
 r=$(jq -r '"\(.dcrace) \(.mechanism) \(.functions | map(select(.[0] | endswith("[dcrace]"))) | length)"' <<<"$out" 2>/dev/null || echo none)
 ok "$([[ $rc -eq 0 ]] && awk '{ exit !($1 > 100 && $2 > 100 && $3 >= 2) }' <<<"$r"; echo $?)" \
