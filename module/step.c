@@ -126,7 +126,8 @@ bool sample_out_slow(void)
 {
 	s64 n = knob(K_SAMPLE);
 
-	if (likely(n <= 1) || unlikely(watching()))
+	/* n > 1 was tested inline (sample_out()); read again, it may fall */
+	if (n <= 1 || unlikely(watching()))
 		return false;
 	if (this_cpu_read(dcrace_pcpu.sample_skip)) {
 		this_cpu_dec(dcrace_pcpu.sample_skip);
@@ -327,8 +328,7 @@ void step_done_slow(struct dcrace_slot *s, long ret)
 
 	if (unlikely(w))
 		w->step_closed(s);
-	/* a step that succeeded (most) has nothing to judge */
-	if (ret && s->valid && dcrace_result_judged((int)ret)) {
+	if (s->valid && dcrace_result_judged((int)ret)) {
 		if (rcu) {
 			judge_snapshot(s, s->nd);
 			judge_verdict(s, ret, slot_snap(s)->now);

@@ -97,15 +97,9 @@ def overhead_script(secs, rounds, probe_rounds, settle, ab=None):
         "rmmod dcrace || exit 1; }" % settle,
         "insmod $ko || exit 1",
         "sleep %d; grep '^form ' %s/probes | sed 's/^/DCRACE-FORM /'" % (settle, DEBUGFS),
-        "probes=$(grep -v '^#' %s/probes | grep -Ev '^(walk_return|walk_exit|lookup_caller|open_return|end_return|unlazy_call|slot_reclaim|walk_end|form|site_hits) ' | awk '{print $1 \":\" $4}' | tr '\\n' ' ')"
-        % DEBUGFS,
+    ] + bench_icount.probe_table(DEBUGFS) + [
         "rmmod dcrace || exit 1",
         "echo \"DCRACE-PROBES $probes\"",
-        # skip_probes: the table's bits, then the walk ends' sites (64
-        # open_return, 128 end_return, 256 unlazy_call, 512 slot_reclaim)
-        "n=$(echo $probes | wc -w); all=$(( (1 << (n + 4)) - 1 ))",
-        "term=0; i=0; for p in $probes; do [ \"${p%%:*}\" = terminate_walk ] && term=$((1 << i)); "
-        "i=$((i + 1)); done",
         # the first rows after the setup and the first insmod run faster
         # than all later ones (measured: by up to 60%): not measured
         "round=0; run warm-up %s" % both,
@@ -119,20 +113,7 @@ def overhead_script(secs, rounds, probe_rounds, settle, ab=None):
         "  ko=/dcrace/copy/%s; mod loaded-ab '' %s; run base %s; ko=/dcrace/copy/dcrace.ko" % (ab, both, both),
     ] if ab else []) + [
         "  if [ $round -lt %d ]; then" % probe_rounds,
-        "    i=0",
-        "    for p in $probes; do",
-        "      name=${p%%:*}; extra=",
-        "      [ \"${p#*:}\" = off ] && extra=' extra_probes=1'",
-        "      if [ \"${p#*:}\" != missing ]; then",
-        "        mod only-$name \"skip_probes=$((all & ~(1 << i)))$extra\" stat; run base stat",
-        "      fi",
-        "      i=$((i + 1))",
-        "    done",
-        # the walk ends' sites need terminate_walk (their rows include it)
-        "    if [ $term -ne 0 ]; then",
-        "      mod only-end_return \"skip_probes=$((all & ~(term | (1 << (n + 1)))))\" stat; run base stat",
-        "      mod only-unlazy_call \"skip_probes=$((all & ~(term | (1 << (n + 2)))))\" stat; run base stat",
-        "    fi",
+    ] + bench_icount.probe_rows("stat; run base stat") + [
         "  fi",
         "  round=$((round + 1))",
         "done",
@@ -263,7 +244,7 @@ def bench_icount_part(args, outdir):
     out = {"shift": args.shift, "calls": args.calls, "rounds": args.loop_rounds,
            "boots": args.icount_boots, "settle": args.settle, "kernels": {}}
     script = bench_icount.script(args.calls, args.loop_rounds, args.settle,
-                                 "dcrace_ab.ko" if args.ab else None, probe_rows=args.probe_rounds > 0)
+                                 "dcrace_ab.ko" if args.ab else None, probe_rows_on=args.probe_rounds > 0)
     # a generous bound: 40 rows of two loops of (rounds + 1) x calls, up
     # to 40,000 instructions a call, 4 host instructions a guest one at
     # 1 G/s, plus the boot

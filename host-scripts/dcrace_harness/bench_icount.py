@@ -39,7 +39,47 @@ KPROBES_LIST = "/sys/kernel/debug/kprobes/list"
 OPTIMIZER = "/proc/sys/debug/kprobes-optimization"
 
 
-def script(calls, rounds, settle, ab=None, probe_rows=True):
+def probe_table(debugfs):
+    """Shell lines, dcrace.ko loaded: its probe table from its "probes"
+    file as $probes ("name:state ..."), $n, $all (every skip_probes bit:
+    the table's, then the walk ends' sites: 64 open_return, 128
+    end_return, 256 unlazy_call, 512 slot_reclaim) and $term
+    (terminate_walk's bit)."""
+    return [
+        "probes=$(grep -v '^#' %s/probes | grep -Ev '^(walk_return|walk_exit|lookup_caller|open_return|"
+        "end_return|unlazy_call|slot_reclaim|walk_end|form|site_hits) ' | awk '{print $1 \":\" $4}' "
+        "| tr '\\n' ' ')" % debugfs,
+        "n=$(echo $probes | wc -w); all=$(( (1 << (n + 4)) - 1 ))",
+        "term=0; i=0; for p in $probes; do [ \"${p%%:*}\" = terminate_walk ] && term=$((1 << i)); "
+        "i=$((i + 1)); done",
+    ]
+
+
+def probe_rows(after):
+    """Shell lines: `mod only-P "skip_probes=..." AFTER` for each probe P
+    of $probes not missing (extra_probes=1 for one off by default), then
+    the walk ends' sites, which need terminate_walk. AFTER is a format
+    with {name}: $name in the loop, the site's name after it."""
+    return [
+        "i=0",
+        "for p in $probes; do",
+        "  name=${p%%:*}; extra=",
+        "  [ \"${p#*:}\" = off ] && extra=' extra_probes=1'",
+        "  if [ \"${p#*:}\" != missing ]; then",
+        "    mod only-$name \"skip_probes=$((all & ~(1 << i)))$extra\" %s" % after.format(name="$name"),
+        "  fi",
+        "  i=$((i + 1))",
+        "done",
+        "if [ $term -ne 0 ]; then",
+        "  mod only-end_return \"skip_probes=$((all & ~(term | (1 << (n + 1)))))\" %s"
+        % after.format(name="end_return"),
+        "  mod only-unlazy_call \"skip_probes=$((all & ~(term | (1 << (n + 2)))))\" %s"
+        % after.format(name="unlazy_call"),
+        "fi",
+    ]
+
+
+def script(calls, rounds, settle, ab=None, probe_rows_on=True):
     """The guest side of one boot (busybox sh). AB: the file name of a
     second dcrace.ko in /dcrace/copy/."""
     loop = "dcrace-loop $op %s %d %d" % (PATH, calls, rounds)
@@ -63,14 +103,9 @@ def script(calls, rounds, settle, ab=None, probe_rows=True):
         "insmod $nko sites=$s || exit 1; sleep %d; forms $3; row $3; rmmod dcrace_null || exit 1; "
         "row base; }" % (settle, settle),
         "insmod $ko || exit 1",
-        "probes=$(grep -v '^#' $D/probes | grep -Ev '^(walk_return|walk_exit|lookup_caller|open_return|"
-        "end_return|unlazy_call|slot_reclaim|walk_end|form|site_hits) ' | awk '{print $1 \":\" $4}' "
-        "| tr '\\n' ' ')",
+    ] + probe_table("$D") + [
         "rmmod dcrace || exit 1",
         "echo \"DCRACE-PROBES $probes\"",
-        "n=$(echo $probes | wc -w); all=$(( (1 << (n + 4)) - 1 ))",
-        "term=0; i=0; for p in $probes; do [ \"${p%%:*}\" = terminate_walk ] && term=$((1 << i)); "
-        "i=$((i + 1)); done",
         # the first loops after the setup are not measured
         "row warm-up; row base",
         "mod loaded '' null",
@@ -79,20 +114,8 @@ def script(calls, rounds, settle, ab=None, probe_rows=True):
     ]
     if ab:
         L.append("ko=/dcrace/copy/%s; mod loaded-ab '' -; ko=/dcrace/copy/dcrace.ko" % ab)
-    if probe_rows:
-        L += [
-            "i=0",
-            "for p in $probes; do",
-            "  name=${p%%:*}; extra=",
-            "  [ \"${p#*:}\" = off ] && extra=' extra_probes=1'",
-            "  [ \"${p#*:}\" != missing ] && mod only-$name \"skip_probes=$((all & ~(1 << i)))$extra\" null-$name",
-            "  i=$((i + 1))",
-            "done",
-            "if [ $term -ne 0 ]; then",
-            "  mod only-end_return \"skip_probes=$((all & ~(term | (1 << (n + 1)))))\" null-end_return",
-            "  mod only-unlazy_call \"skip_probes=$((all & ~(term | (1 << (n + 2)))))\" null-unlazy_call",
-            "fi",
-        ]
+    if probe_rows_on:
+        L += probe_rows("null-{name}")
     L += [
         "if [ -w $OPT ]; then echo 0 > $OPT; mod loaded-int3 '' null-int3; echo 1 > $OPT; "
         "else echo 'DCRACE-ISITES loaded-int3 unavailable'; fi",

@@ -2,7 +2,7 @@
 kernel function, with dcrace.ko loaded (or not): where a walk's
 instructions go, dcrace's handlers and the kprobe mechanism apart.
 
-A TCG plugin (host-scripts/qemu-tbprof.c, built into the cache) counts
+A TCG plugin (host-scripts/qemu-tbprof.c, built into the run's logs) counts
 the instructions each translation block of kernel text executes. Two
 boots, one vCPU, single-threaded TCG: the same script with CALLS and
 with 2 x CALLS calls of the loop (dcrace-loop, one warm-up round and one
@@ -17,7 +17,6 @@ interrupted (README.md, "Exit codes").
 
 import bisect
 import collections
-import hashlib
 import json
 import os
 import re
@@ -48,21 +47,13 @@ def say(msg):
     sys.stderr.flush()
 
 
-def build_plugin():
-    """The plugin, built once per source into the cache."""
-    src = open(PLUGIN_SRC, "rb").read()
-    cache = os.environ.get("DCRACE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dcrace")
-    out = os.path.join(cache, "tools", "tbprof-%s.so" % hashlib.sha256(src).hexdigest()[:16])
-    if os.path.isfile(out):
-        return out
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    tmp = "%s.tmp-%d" % (out, os.getpid())
-    r = subprocess.run(["gcc", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-O2", "-o", tmp,
+def build_plugin(outdir):
+    """The plugin, built into the run's directory (a second of gcc)."""
+    out = os.path.join(outdir, "tbprof.so")
+    r = subprocess.run(["gcc", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-O2", "-o", out,
                         PLUGIN_SRC, "-lpthread"], capture_output=True, text=True)
     if r.returncode != 0:
         raise InfraError("building the TCG plugin failed: %s" % r.stderr.strip()[-300:])
-    os.replace(tmp, out)
     return out
 
 
@@ -154,7 +145,8 @@ def main(argv):
 
 
 def run(args):
-    so = build_plugin()
+    outdir = results_dir(None, "profile")
+    so = build_plugin(outdir)
     copies = []
     if not args.no_module:
         ko = args.ko
@@ -166,7 +158,6 @@ def run(args):
         if not os.path.isfile(ko):
             raise InfraError("--ko: no such module: %s" % ko)
         copies = ["--copy", ko]
-    outdir = results_dir(None, "profile")
     counts = []
     for n in (args.calls, 2 * args.calls):
         log = os.path.join(outdir, "profile-%d.log" % n)
